@@ -1,0 +1,1 @@
+"""Qt desktop app over explorer.core."""

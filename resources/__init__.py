@@ -1,0 +1,1 @@
+"""Presets, batch files of real network layers and icons (shipped as explorer.resources)."""
