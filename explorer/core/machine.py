@@ -1,0 +1,173 @@
+"""What machine this is: versions, CPU and ISA, threads, and its measured peak (cached).
+
+The peak is what a large matmul reaches here (fp32, and bf16 where oneDNN supports it), so results can
+be read as % of what this CPU really does, not of a datasheet number. Memory bandwidth is a large copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from explorer.core.harness import Budget, measure
+
+
+@functools.lru_cache(maxsize=1)
+def onednn_version() -> str:
+    m = re.search(r"(?:MKL-DNN|oneDNN)\s+v?([\d.]+)", torch.__config__.show())
+    return m.group(1) if m else "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def torch_isa() -> str:
+    """torch's own view of the vector ISA it dispatches to (e.g. AVX512)."""
+    return torch.backends.cpu.get_cpu_capability()
+
+
+@functools.lru_cache(maxsize=1)
+def onednn_isa() -> str:
+    """oneDNN's view, from the `isa:` info line it prints when verbose is on (empty if not captured)."""
+    try:
+        from explorer.core.trace import onednn_info
+
+        return onednn_info().get("isa", "")
+    except Exception:  # the trace module is optional for this one fact
+        return ""
+
+
+def isa_summary() -> str:
+    """One short string for the CSV: torch's ISA, and oneDNN's when known."""
+    o = onednn_isa()
+    return f"{torch_isa()}; oneDNN: {o}" if o else torch_isa()
+
+
+def bf16_supported() -> bool:
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def fp16_supported() -> bool:
+    return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("MKLDNN_EXPLORER_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mkldnn-explorer"
+    )
+    return Path(base)
+
+
+@dataclass
+class Peak:
+    fp32_gflops: float
+    bf16_gflops: float | None
+    bandwidth_gbs: float
+    threads: int
+    measured_at: str
+    key: str
+
+
+def _peak_key(threads: int) -> str:
+    return f"{cpu_model()}|{threads}|torch {torch.__version__}"
+
+
+def measure_peak(threads: int | None = None, budget_ms: float = 400.0) -> Peak:
+    """Measure peak GFLOP/s with an n x n matmul and bandwidth with a 256 MiB copy."""
+    threads = threads or torch.get_num_threads()
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        n = 2048
+        b = Budget(budget_ms=budget_ms, min_samples=3, precision=0.0)
+        a32 = torch.randn(n, n)
+        fp32 = 2 * n**3 / (measure(lambda: torch.mm(a32, a32), b).median_ms / 1e3) / 1e9
+        bf16 = None
+        if bf16_supported():
+            a16 = a32.bfloat16()
+            bf16 = 2 * n**3 / (measure(lambda: torch.mm(a16, a16), b).median_ms / 1e3) / 1e9
+        src = torch.ones(64 * 1024 * 1024)  # 256 MiB: well past any cache
+        dst = torch.empty_like(src)
+        copy_ms = measure(lambda: dst.copy_(src), b).median_ms
+        bandwidth = 2 * src.numel() * 4 / (copy_ms / 1e3) / 1e9  # read + write
+    finally:
+        torch.set_num_threads(old)
+    return Peak(fp32, bf16, bandwidth, threads, time.strftime("%Y-%m-%dT%H:%M:%S"), _peak_key(threads))
+
+
+def peak(threads: int | None = None, remeasure: bool = False, allow_measure: bool = True) -> Peak | None:
+    """The cached peak for this CPU, thread count and torch version; measured (about 3 s) when missing."""
+    threads = threads or torch.get_num_threads()
+    path = cache_dir() / "peak.json"
+    key = _peak_key(threads)
+    cache: dict = {}
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    if not remeasure and isinstance(cache.get(key), dict):
+        try:
+            return Peak(**cache[key])
+        except TypeError:
+            pass
+    if not allow_measure:
+        return None
+    p = measure_peak(threads)
+    cache[key] = asdict(p)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from explorer.core.results import atomic_write_text
+
+        atomic_write_text(path, json.dumps(cache, indent=1))
+    except OSError:
+        pass  # a read-only home only costs a re-measure next time
+    return p
+
+
+def info(measure_peak_now: bool = True, remeasure: bool = False) -> dict:
+    p = peak(remeasure=remeasure, allow_measure=measure_peak_now)
+    return {
+        "torch_version": torch.__version__,
+        "onednn_version": onednn_version(),
+        "cpu": cpu_model(),
+        "torch_isa": torch_isa(),
+        "onednn_isa": onednn_isa(),
+        "avx512": "avx512f" in cpu_flags(),
+        "amx": "amx_tile" in cpu_flags(),
+        "bf16_supported": bf16_supported(),
+        "fp16_supported": fp16_supported(),
+        "threads": torch.get_num_threads(),
+        "cores": os.cpu_count(),
+        "mkldnn_available": torch.backends.mkldnn.is_available(),
+        "peak_fp32_gflops": p.fp32_gflops if p else None,
+        "peak_bf16_gflops": p.bf16_gflops if p else None,
+        "bandwidth_gbs": p.bandwidth_gbs if p else None,
+        "peak_measured_at": p.measured_at if p else None,
+    }

@@ -1,0 +1,209 @@
+"""Result rows, the CSV schema, atomic CSV writes and CSV reading.
+
+One row per (spec, path). The CSV loads in pandas unchanged: a header row, one row per result, empty
+cells for missing values. Every write goes to a temp file in the same folder and is renamed over the
+target, so the file on disk is always complete: a crash or Ctrl+C loses at most the row in flight.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.core.errors import InputError
+from explorer.core.spec import ConvSpec
+
+STATUSES = ("ok", "unsupported", "error", "skipped")
+
+CSV_COLUMNS = (
+    "desc", "name", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw",
+    "dh", "dw", "dtype", "bias", "path", "threads", "status", "error", "samples", "median_ms", "iqr_ms",
+    "min_ms", "mean_ms", "gflops", "max_abs_err", "input_bytes", "weight_bytes", "output_bytes",
+    "torch_version", "onednn_version", "isa", "started_at",
+    # Beyond the required schema:
+    "p25_ms", "p75_ms", "stop_reason", "budget_ms", "ops", "pct_peak",
+    "conv_impl", "src_tag", "wei_tag", "dst_tag", "reorder_count", "trace_conv_ms", "trace_reorder_ms",
+    "cpu", "vary",
+)
+_INT_COLUMNS = {"mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
+                "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
+_FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
+                  "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
+REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
+
+
+@dataclass
+class Result:
+    """One (spec, path) outcome. Times in ms; bytes as the path stores the tensors."""
+
+    spec: ConvSpec
+    path: str
+    threads: int
+    status: str = "ok"
+    error: str = ""
+    samples: int = 0
+    median_ms: float | None = None
+    iqr_ms: float | None = None
+    min_ms: float | None = None
+    mean_ms: float | None = None
+    p25_ms: float | None = None
+    p75_ms: float | None = None
+    gflops: float | None = None
+    max_abs_err: float | None = None
+    input_bytes: int | None = None
+    weight_bytes: int | None = None
+    output_bytes: int | None = None
+    stop_reason: str = ""
+    budget_ms: float | None = None
+    pct_peak: float | None = None
+    torch_version: str = ""
+    onednn_version: str = ""
+    isa: str = ""
+    cpu: str = ""
+    started_at: str = ""
+    conv_impl: str = ""
+    src_tag: str = ""
+    wei_tag: str = ""
+    dst_tag: str = ""
+    reorder_count: int | None = None
+    trace_conv_ms: float | None = None
+    trace_reorder_ms: float | None = None
+    vary: str = ""
+    samples_ms: list = field(default_factory=list, repr=False)  # kept for charts, not written to CSV
+
+    def row(self) -> dict:
+        s = self.spec
+        out = {
+            "desc": s.desc, "name": s.name, "mb": s.mb, "g": s.g, "ic": s.ic, "ih": s.ih, "iw": s.iw,
+            "oc": s.oc, "oh": s.oh, "ow": s.ow, "kh": s.kh, "kw": s.kw, "sh": s.sh, "sw": s.sw, "ph": s.ph,
+            "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
+        }
+        for f in dataclasses.fields(self):
+            if f.name in ("spec", "samples_ms"):
+                continue
+            out[f.name] = getattr(self, f.name)
+        return {k: _cell(out.get(k)) for k in CSV_COLUMNS}
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+
+def rows_to_csv_text(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write text to path via a temp file in the same folder and os.replace (atomic on POSIX)."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return exc[0] is not None and issubclass(exc[0], OSError)
+
+
+def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:
+    """Refuse an output path before any work starts: missing folder, a directory, not writable, or existing."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"output path {str(p)!r} is a folder; give a file name.", "csv")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} does not exist.", "csv")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} is not writable.", "csv")
+    if p.exists() and not overwrite:
+        raise InputError(f"{str(p)!r} already exists; pass --force to overwrite it.", "csv")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"cannot write {str(p)!r}: the file is read-only.", "csv")
+    return p
+
+
+class CsvSink:
+    """Rows appended as they finish; each add rewrites the whole file atomically, so it is always valid."""
+
+    def __init__(self, path: str | os.PathLike | None):
+        self.path = Path(path) if path else None
+        self.rows: list[dict] = []
+
+    def add(self, result: Result | dict) -> None:
+        self.rows.append(result.row() if isinstance(result, Result) else result)
+        self.flush()
+
+    def flush(self) -> None:
+        if self.path is not None:
+            atomic_write_text(self.path, rows_to_csv_text(self.rows))
+
+
+def write_csv(path: str | os.PathLike, results: list[Result]) -> None:
+    atomic_write_text(path, rows_to_csv_text([r.row() for r in results]))
+
+
+def read_csv(path: str | os.PathLike) -> list[dict]:
+    """Read a results CSV (ours, from any machine). Numbers are converted; a bad file names its line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"cannot open {str(p)!r}: no such file.", "csv") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {str(p)!r}: {e.__class__.__name__}: {e}.", "csv") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in ("desc", "path", "dtype", "threads", "status", "median_ms") if c not in header]
+    if missing:
+        raise InputError(
+            f"{str(p)!r} line 1 is not an MKLDNN Explorer results header (missing {', '.join(missing)}).", "csv"
+        )
+    rows = []
+    for lineno, raw in enumerate(reader, start=2):
+        if None in raw or any(v is None for v in raw.values()):
+            raise InputError(f"{str(p)!r} line {lineno}: wrong number of cells (truncated or foreign file).", "csv")
+        row: dict = dict(raw)
+        for k in header:
+            v = row[k]
+            if v == "":
+                row[k] = None
+                continue
+            try:
+                if k in _INT_COLUMNS:
+                    row[k] = int(float(v))
+                elif k in _FLOAT_COLUMNS:
+                    row[k] = float(v)
+            except ValueError:
+                raise InputError(f"{str(p)!r} line {lineno}: column {k} holds {v!r}, not a number.", "csv") from None
+        if row.get("status") not in STATUSES:
+            raise InputError(f"{str(p)!r} line {lineno}: status {row.get('status')!r} is not one of {', '.join(STATUSES)}.", "csv")
+        rows.append(row)
+    return rows

@@ -1,0 +1,226 @@
+"""Run one spec over the selected paths: a generator of events shared by the CLI and the GUI worker.
+
+Per path: prepare (conversions a model pays once), one call whose output is checked against the f32
+reference, one traced call (oneDNN verbose, outside the timed loop), then the timed loop. A path torch
+refuses becomes an `unsupported` row with torch's reason; any other exception an `error` row; the run
+goes on. Cancel is cooperative: checked after every timed call, so Stop takes effect within one call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+import torch
+
+from explorer.core import machine
+from explorer.core.errors import InputError
+from explorer.core.harness import DEFAULT_BUDGET_MS, DEFAULT_MIN_SAMPLES, DEFAULT_PRECISION, Budget, Progress, measure_iter
+from explorer.core.memory import check_memory
+from explorer.core.paths import PATHS, Tensors, is_unsupported, one_line, prepare, to_dense
+from explorer.core.results import Result
+from explorer.core.spec import ConvSpec
+
+
+@dataclass
+class RunOptions:
+    paths: tuple[str, ...] = PATHS
+    threads: int | None = None  # None: torch's current setting
+    budget_ms: float = DEFAULT_BUDGET_MS
+    min_samples: int = DEFAULT_MIN_SAMPLES
+    precision: float = DEFAULT_PRECISION
+    check: bool = True  # compare each path's output with the f32 reference
+    trace: bool = True  # capture one traced call per path for conv_impl / tags / reorders
+    progress_interval_s: float = 0.05
+
+    def validate(self) -> RunOptions:
+        validate_paths(self.paths)
+        if self.threads is not None:
+            validate_threads(self.threads)
+        validate_budget(self.budget_ms)
+        return self
+
+
+def validate_paths(paths) -> tuple[str, ...]:
+    if not paths:
+        raise InputError(f"no path selected; choose from {', '.join(PATHS)}.", "paths")
+    for p in paths:
+        if p not in PATHS:
+            raise InputError(f"unknown path {p!r}; choose from {', '.join(PATHS)}.", "paths")
+    return tuple(paths)
+
+
+def validate_threads(n) -> int:
+    import os
+
+    cores = os.cpu_count() or 1
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > cores:
+        raise InputError(f"threads must be a whole number from 1 to {cores} (this machine's cores), got {n!r}.", "threads")
+    return n
+
+
+def validate_budget(ms) -> float:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not (1 <= ms <= 600_000):
+        raise InputError(f"budget must be from 1 to 600000 ms per path, got {ms!r}.", "budget_ms")
+    return float(ms)
+
+
+# ---- events -----------------------------------------------------------------------------------------
+@dataclass
+class PathStarted:
+    spec: ConvSpec
+    path: str
+    index: int
+    total: int
+
+
+@dataclass
+class Samples:
+    spec: ConvSpec
+    path: str
+    new_ms: np.ndarray
+    n: int
+    elapsed_s: float
+    budget_s: float
+
+
+@dataclass
+class PathFinished:
+    result: Result
+
+
+@dataclass
+class RunContext:
+    """Facts recorded on every row, read once per run."""
+
+    torch_version: str = field(default_factory=lambda: torch.__version__)
+    onednn_version: str = field(default_factory=machine.onednn_version)
+    isa: str = field(default_factory=machine.isa_summary)
+    cpu: str = field(default_factory=machine.cpu_model)
+    peak_fp32: float | None = None
+    peak_bf16: float | None = None
+
+    @classmethod
+    def current(cls) -> RunContext:
+        ctx = cls()
+        p = machine.peak(allow_measure=False)  # a cached peak only: never measure inside a run
+        if p:
+            ctx.peak_fp32, ctx.peak_bf16 = p.fp32_gflops, p.bf16_gflops
+        return ctx
+
+
+def _base_result(spec: ConvSpec, path: str, threads: int, ctx: RunContext, opts: RunOptions, vary: str) -> Result:
+    return Result(
+        spec=spec, path=path, threads=threads, budget_ms=opts.budget_ms, torch_version=ctx.torch_version,
+        onednn_version=ctx.onednn_version, isa=ctx.isa, cpu=ctx.cpu,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), vary=vary,
+    )
+
+
+def iter_run(
+    spec: ConvSpec,
+    opts: RunOptions | None = None,
+    cancel: Callable[[], bool] | None = None,
+    ctx: RunContext | None = None,
+    vary: str = "",
+) -> Iterator[PathStarted | Samples | PathFinished]:
+    """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work."""
+    opts = (opts or RunOptions()).validate()
+    spec.validate()
+    check_memory(spec, opts.paths)
+    ctx = ctx or RunContext.current()
+    cancelled = cancel or (lambda: False)
+    old_threads = torch.get_num_threads()
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    try:
+        threads = torch.get_num_threads()
+        tensors = Tensors.make(spec)
+        reference = None
+        for i, path in enumerate(opts.paths):
+            if cancelled():
+                return
+            yield PathStarted(spec, path, i, len(opts.paths))
+            res = _base_result(spec, path, threads, ctx, opts, vary)
+            try:
+                prep = prepare(path, tensors)
+                out = prep.call_once()  # first call: builds oneDNN primitives (doubles as warm-up)
+                if opts.check:
+                    if reference is None:
+                        reference = tensors.reference()
+                    res.max_abs_err = float((to_dense(out).float() - reference).abs().max())
+                res.input_bytes, res.weight_bytes, res.output_bytes = (
+                    _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor), _stored_bytes(out)
+                )
+                del out
+                if opts.trace:
+                    _add_trace(res, prep)
+                budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=1)
+                with torch.no_grad(), prep.context():
+                    gen = measure_iter(prep.fn, budget, cancelled, opts.progress_interval_s)
+                    while True:
+                        try:
+                            p: Progress = next(gen)
+                        except StopIteration as stop:
+                            m = stop.value
+                            break
+                        yield Samples(spec, path, p.new_samples_ns / 1e6, p.n, p.elapsed_s, p.budget_s)
+                if m.stop_reason == "cancelled":
+                    return  # a half-measured path is not a result; every finished row was already yielded
+                _fill_stats(res, m, spec, ctx)
+            except Exception as exc:  # noqa: BLE001 - any failure of one path is that path's row
+                res.status = "unsupported" if is_unsupported(exc) else "error"
+                res.error = one_line(exc)
+            finally:
+                prep = None  # release this path's tensors before the next one allocates
+            yield PathFinished(res)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def run(spec: ConvSpec, opts: RunOptions | None = None, cancel=None, ctx=None, on_event=None) -> list[Result]:
+    """iter_run, collected: the finished results (on_event sees every event)."""
+    results = []
+    for ev in iter_run(spec, opts, cancel, ctx):
+        if on_event:
+            on_event(ev)
+        if isinstance(ev, PathFinished):
+            results.append(ev.result)
+    return results
+
+
+def _stored_bytes(t) -> int | None:
+    if t is None:
+        return None
+    if t.layout == torch._mkldnn:
+        return int(torch.ops.mkldnn._nbytes(t))
+    return int(t.untyped_storage().nbytes())
+
+
+def _fill_stats(res: Result, m, spec: ConvSpec, ctx: RunContext) -> None:
+    res.samples = m.n
+    res.median_ms, res.iqr_ms, res.min_ms, res.mean_ms = m.median_ms, m.iqr_ms, m.min_ms, m.mean_ms
+    res.p25_ms, res.p75_ms = m.p25_ms, m.p75_ms
+    res.stop_reason = m.stop_reason
+    res.samples_ms = m.samples_ms
+    res.gflops = spec.ops / (res.median_ms / 1e3) / 1e9 if res.median_ms > 0 else None
+    peak = ctx.peak_bf16 if spec.dtype == "bf16" and ctx.peak_bf16 else ctx.peak_fp32
+    if peak and res.gflops:
+        res.pct_peak = 100.0 * res.gflops / peak
+
+
+def _add_trace(res: Result, prep) -> None:
+    """One traced call outside the timed loop: which kernel ran, in which formats, with how many reorders."""
+    try:
+        from explorer.core.trace import run_traced
+    except ImportError:
+        return
+    with torch.no_grad():
+        tr = run_traced(prep.fn, context=prep.context)
+    s = tr.summary
+    res.conv_impl = s.conv_impl or ""
+    res.src_tag, res.wei_tag, res.dst_tag = s.src_tag or "", s.wei_tag or "", s.dst_tag or ""
+    res.reorder_count = s.reorder_count
+    res.trace_conv_ms, res.trace_reorder_ms = s.conv_time_ms, s.reorder_time_ms
