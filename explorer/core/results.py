@@ -75,7 +75,10 @@ class Result:
     trace_conv_ms: float | None = None
     trace_reorder_ms: float | None = None
     vary: str = ""
-    samples_ms: list = field(default_factory=list, repr=False)  # kept for charts, not written to CSV
+    # Kept for charts and views, not written to the CSV:
+    samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
+    trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call
+    layouts: dict = field(default_factory=dict, repr=False)  # role -> path_layouts.TensorLayout
 
     def row(self) -> dict:
         s = self.spec
@@ -85,7 +88,7 @@ class Result:
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
         }
         for f in dataclasses.fields(self):
-            if f.name in ("spec", "samples_ms"):
+            if f.name in ("spec", "samples_ms", "trace", "layouts"):
                 continue
             out[f.name] = getattr(self, f.name)
         return {k: _cell(out.get(k)) for k in CSV_COLUMNS}

@@ -154,9 +154,9 @@ def iter_run(
                 res.input_bytes, res.weight_bytes, res.output_bytes = (
                     _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor), _stored_bytes(out)
                 )
-                del out
                 if opts.trace:
-                    _add_trace(res, prep)
+                    _add_trace(res, prep, out, spec.g)
+                del out
                 budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=1)
                 with torch.no_grad(), prep.context():
                     gen = measure_iter(prep.fn, budget, cancelled, opts.progress_interval_s)
@@ -211,16 +211,17 @@ def _fill_stats(res: Result, m, spec: ConvSpec, ctx: RunContext) -> None:
         res.pct_peak = 100.0 * res.gflops / peak
 
 
-def _add_trace(res: Result, prep) -> None:
+def _add_trace(res: Result, prep, out, groups: int) -> None:
     """One traced call outside the timed loop: which kernel ran, in which formats, with how many reorders."""
-    try:
-        from explorer.core.trace import run_traced
-    except ImportError:
-        return
+    from explorer.core.path_layouts import last_conv, layouts_of
+    from explorer.core.trace import run_traced
+
     with torch.no_grad():
-        tr = run_traced(prep.fn, context=prep.context)
+        tr = run_traced(prep.fn, context=prep.context())
     s = tr.summary
     res.conv_impl = s.conv_impl or ""
     res.src_tag, res.wei_tag, res.dst_tag = s.src_tag or "", s.wei_tag or "", s.dst_tag or ""
     res.reorder_count = s.reorder_count
     res.trace_conv_ms, res.trace_reorder_ms = s.conv_time_ms, s.reorder_time_ms
+    res.trace = tr.primitives
+    res.layouts = layouts_of(prep, out, last_conv(tr.primitives), groups)
