@@ -79,10 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("desc", help='benchdnn conv descriptor, e.g. mb2ic16ih14oc16oh14kh3ph1')
     _add_run_options(p)
 
+    p = sub.add_parser("gui", help="open the desktop app (optionally run, export and exit)")
+    p.add_argument("desc", nargs="?", default=None, help="benchdnn conv descriptor to open (default: the last one, or a preset)")
+    p.add_argument("--run", action="store_true", help="start the run as soon as the window opens")
+    p.add_argument("--screenshot", type=str, default=None, help="when the run ends, save a PNG of the whole window")
+    p.add_argument("--exit-when-done", action="store_true", help="exit when the run ends (prints event-loop stall p99/max)")
+    p.add_argument("--size", type=str, default="1440x900", help="window size WxH (default 1440x900)")
+    _add_run_options(p)
+
     p = sub.add_parser("info", help="versions, CPU ISA, threads and the measured peak")
     p.add_argument("--remeasure", action="store_true", help="measure the peak again instead of using the cache")
     p.add_argument("--no-peak", action="store_true", help="do not measure the peak if it is not cached")
     p.add_argument("--json", action="store_true")
+
+    from explorer import sweep_cli  # sweep, batch and compare live in their own module
+
+    sweep_cli.add_parsers(sub, _add_run_options)
     return parser
 
 
@@ -186,7 +198,13 @@ def cmd_info(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "info": cmd_info}
+def cmd_gui(args) -> int:
+    from explorer.gui.app import run_gui  # imports Qt only when the window is asked for
+
+    return run_gui(args)
+
+
+COMMANDS = {"run": cmd_run, "info": cmd_info, "gui": cmd_gui}
 
 
 def _on_sigterm(signum, frame):
@@ -206,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
+    from explorer import sweep_cli
+
+    handler = COMMANDS.get(args.command) or sweep_cli.COMMANDS[args.command]
     try:
-        return COMMANDS[args.command](args) or 0
+        return handler(args) or 0
     except (ExplorerError, _UsageError, argparse.ArgumentTypeError) as e:
         print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
