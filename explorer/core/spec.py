@@ -216,23 +216,39 @@ def _parse_int(key: str, raw: str) -> int:
     return value
 
 
+def _strip_comment(text: str) -> str:
+    """Drop a trailing `# comment`, but not a `#` inside a quoted n"name"."""
+    quoted = False
+    for i, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "#" and not quoted:
+            return text[:i]
+    return text
+
+
+_WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
+
+
 def _extract_problem(text: str) -> str:
     """Find the descriptor inside a pasted line: a batch-file line, a benchdnn command or a verbose log line."""
-    text = text.split("#", 1)[0].strip()
-    if "," in text:  # a oneDNN verbose line: the problem is one comma-separated field
+    text = _strip_comment(text).strip()
+    if re.search(r"(?:onednn|dnnl|mkldnn)_verbose,", text):  # the problem is one comma-separated field
         for field in text.split(","):
             field = field.strip()
             if re.search(r"ic\d", field) and re.search(r"[ik]h\d|iw\d", field):
                 return field
         raise SpecError("no convolution descriptor (like mb2ic16ih14oc16kh3) found in the pasted line.", "desc")
-    words = [w for w in text.split() if not w.startswith("--")]
-    return words[-1] if words else ""
+    words = [w for w in _WORD.findall(text) if not w.startswith("--")]
+    if len(words) > 1:
+        raise SpecError(f"expected one descriptor, found {len(words)} words: {' '.join(words)[:60]!r}.", "desc")
+    return words[0] if words else ""
 
 
 def _options(text: str) -> dict[str, str]:
     """benchdnn options on the same line (--dt=bf16, --cfg=bf16bf16bf16, --dir=FWD_D, --mb=1)."""
     opts = {}
-    for word in text.split("#", 1)[0].split():
+    for word in _strip_comment(text).split():
         if word.startswith("--") and "=" in word:
             k, v = word[2:].split("=", 1)
             opts[k] = v

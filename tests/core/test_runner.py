@@ -1,0 +1,102 @@
+"""Every path on a tiny spec: ok, outputs agree with the f32 reference, bytes as stored, unsupported rows."""
+
+import pytest
+import torch
+
+from explorer.core.errors import InputError, SpecError
+from explorer.core.memory import check_memory, estimate_bytes
+from explorer.core.paths import PATHS, Tensors, prepare, to_dense
+from explorer.core.runner import PathFinished, PathStarted, RunOptions, Samples, iter_run, run
+from explorer.core.spec import parse_descriptor
+
+TINY = "mb2ic16ih14oc16oh14kh3ph1"
+
+
+@pytest.fixture(scope="module")
+def tiny_results():
+    return run(parse_descriptor(TINY), RunOptions(budget_ms=10))
+
+
+def test_all_six_paths_ok(tiny_results):
+    assert [r.path for r in tiny_results] == list(PATHS)
+    for r in tiny_results:
+        assert r.status == "ok", (r.path, r.error)
+        assert r.samples >= 5 and r.median_ms > 0 and r.iqr_ms >= 0
+        assert r.max_abs_err < 1e-4
+        spec = r.spec
+        assert r.gflops == pytest.approx(spec.ops / (r.median_ms / 1e3) / 1e9)
+        assert len(r.samples_ms) == r.samples
+
+
+def test_outputs_agree_between_paths():
+    t = Tensors.make(parse_descriptor("g2mb1ic6ih9iw7oc4kh3kw2sh2ph1dh1"))
+    ref = t.reference()
+    for name in PATHS:
+        out = to_dense(prepare(name, t).call_once())
+        assert out.shape == ref.shape
+        assert torch.allclose(out, ref, atol=1e-4), name
+
+
+def test_stored_bytes_show_mkldnn_padding(tiny_results):
+    spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3ph1")
+    rows = {r.path: r for r in run(spec, RunOptions(paths=("dense", "mkldnn"), budget_ms=5))}
+    assert rows["dense"].output_bytes == 2 * 17 * 5 * 4 * 4  # 2720: plain NCHW
+    assert rows["mkldnn"].output_bytes > rows["dense"].output_bytes  # blocked channels padded
+
+
+def test_trace_columns_filled_for_onednn_paths(tiny_results):
+    by = {r.path: r for r in tiny_results}
+    assert by["mkldnn"].conv_impl and by["mkldnn"].src_tag and by["mkldnn"].dst_tag
+    assert by["native"].conv_impl == "" and by["native"].reorder_count == 0
+    assert by["mkldnn_roundtrip"].reorder_count >= 1
+
+
+def test_bf16_functional_is_unsupported_with_torchs_reason():
+    rows = {r.path: r for r in run(parse_descriptor(TINY, dtype="bf16"), RunOptions(budget_ms=5))}
+    assert rows["mkldnn_functional"].status == "unsupported"
+    assert "should be the same" in rows["mkldnn_functional"].error
+    assert rows["dense"].status == "ok" and rows["mkldnn"].status == "ok"
+    assert rows["mkldnn"].max_abs_err < 0.05  # bf16 rounding of the accumulation vs the f32 reference
+
+
+def test_events_in_order_and_cancel_keeps_finished_rows():
+    seen = []
+    finished = []
+
+    def cancel():
+        return len(finished) >= 2
+
+    for ev in iter_run(parse_descriptor(TINY), RunOptions(budget_ms=50), cancel=cancel):
+        seen.append(type(ev).__name__)
+        if isinstance(ev, PathFinished):
+            finished.append(ev.result)
+    assert seen[0] == "PathStarted" and "Samples" in seen
+    assert len(finished) == 2 and all(r.status == "ok" for r in finished)
+
+
+def test_threads_are_applied_and_restored():
+    before = torch.get_num_threads()
+    rows = run(parse_descriptor(TINY), RunOptions(paths=("dense",), threads=1, budget_ms=5))
+    assert rows[0].threads == 1
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("opts, field", [
+    (RunOptions(paths=("nope",)), "paths"),
+    (RunOptions(paths=()), "paths"),
+    (RunOptions(threads=0), "threads"),
+    (RunOptions(threads=10_000), "threads"),
+    (RunOptions(budget_ms=0), "budget_ms"),
+])
+def test_bad_options_refused_before_work(opts, field):
+    with pytest.raises(InputError) as e:
+        next(iter_run(parse_descriptor(TINY), opts))
+    assert e.value.field == field
+
+
+def test_memory_guard_names_both_numbers():
+    spec = parse_descriptor("mb64ic256ih224oc256kh3ph1")
+    need = estimate_bytes(spec, PATHS)
+    with pytest.raises(SpecError, match=r"needs about .* but only .* is available"):
+        check_memory(spec, PATHS, available=need)  # half of it is the limit
+    assert check_memory(spec, PATHS, available=4 * need) == need
