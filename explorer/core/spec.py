@@ -290,21 +290,31 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     for key, neutral in (("id", 1), ("od", 1), ("kd", 1), ("sd", 1), ("pd", 0), ("dd", 0)):
         if values.get(key, neutral) != neutral:
             raise SpecError(f"{key}={values[key]} describes a 3-D convolution; only 2-D convolutions are supported.", key)
-    for required in ("ic", "oc", "kh"):
-        if required not in values and not (required == "kh" and "kw" in values):
+    for required in ("ic", "oc"):
+        if required not in values:
             raise SpecError(f"the descriptor has no {required} ({FIELD_HELP[required]}); it is required.", required)
-    if "ih" not in values and "iw" not in values:
-        raise SpecError("the descriptor has no ih (input height); it is required.", "ih")
+    if "iw" not in values and "ih" not in values:
+        raise SpecError(f"the descriptor has no ih ({FIELD_HELP['ih']}); it is required.", "ih")
+    if "kw" not in values and "kh" not in values:
+        raise SpecError(f"the descriptor has no kh ({FIELD_HELP['kh']}); it is required.", "kh")
     if "mb" in opts:
         values["mb"] = _parse_int("mb", opts["mb"]) if opts["mb"].isdigit() else values.get("mb", 2)
 
-    def h_or_w(hkey: str, wkey: str, default: int | None) -> tuple[int | None, int | None]:
-        h = values.get(hkey, values.get(wkey, default))
-        w = values.get(wkey, h)
-        return h, w
+    one_d = "ih" not in values and "kh" not in values  # benchdnn's 1-D form: only w-values given
+    if one_d:
+        values.update(ih=1, kh=1, oh=values.get("oh", 1), ph=values.get("ph", 0))
+    elif "kh" not in values:
+        raise SpecError(f"the descriptor has no kh ({FIELD_HELP['kh']}); it is required.", "kh")
+    elif "ih" not in values:
+        raise SpecError(f"the descriptor has no ih ({FIELD_HELP['ih']}); it is required.", "ih")
 
-    ih, iw = h_or_w("ih", "iw", None)
-    kh, kw = h_or_w("kh", "kw", None)
+    def h_or_w(hkey: str, wkey: str, default: int) -> tuple[int, int]:
+        # w-values copy h-values when absent; never the other way round.
+        h = values.get(hkey, default)
+        return h, values.get(wkey, h)
+
+    ih, iw = h_or_w("ih", "iw", 0)
+    kh, kw = h_or_w("kh", "kw", 0)
     sh, sw = h_or_w("sh", "sw", 1)
     dh, dw = h_or_w("dh", "dw", 0)
     oh_given = values.get("oh")

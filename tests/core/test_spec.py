@@ -154,3 +154,14 @@ def test_out_size_matches_torch():
             continue
         y = torch.nn.functional.conv2d(x, torch.zeros(1, 1, k, k), stride=st, padding=p, dilation=d + 1)
         assert y.shape[-1] == out_size(17, k, st, p, d)
+
+
+def test_one_d_form_has_unit_height():
+    s = parse_descriptor("ic16iw30oc16kw3")
+    assert (s.ih, s.kh, s.oh, s.iw, s.kw, s.ow) == (1, 1, 1, 30, 3, 28)
+    assert parse_descriptor(s.descriptor()) == s
+
+
+def test_h_values_never_copy_w_values():
+    s = parse_descriptor("mb1ic1ih4oc1kh1dw1sw2")
+    assert (s.dh, s.dw, s.sh, s.sw) == (0, 1, 1, 2)

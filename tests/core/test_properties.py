@@ -1,0 +1,63 @@
+"""Property tests: descriptor parse/print round trips; validation raises only SpecError, whatever the text."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer.core.errors import SpecError
+from explorer.core.spec import KNOWN_KEYS, ConvSpec, parse_descriptor
+
+small = st.integers(min_value=1, max_value=40)
+
+
+@st.composite
+def specs(draw):
+    g = draw(st.sampled_from([1, 2, 3, 4]))
+    return ConvSpec(
+        mb=draw(small), g=g, ic=g * draw(st.integers(1, 8)), oc=g * draw(st.integers(1, 8)),
+        ih=draw(small), iw=draw(small), kh=draw(st.integers(1, 7)), kw=draw(st.integers(1, 7)),
+        sh=draw(st.integers(1, 4)), sw=draw(st.integers(1, 4)), ph=draw(st.integers(0, 4)), pw=draw(st.integers(0, 4)),
+        dh=draw(st.integers(0, 3)), dw=draw(st.integers(0, 3)), bias=draw(st.booleans()),
+        name=draw(st.text(alphabet=st.characters(blacklist_characters='"\n\r', codec="ascii"), max_size=12)),
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs())
+def test_print_then_parse_is_identity_for_every_valid_spec(s):
+    try:
+        s.validate()
+    except SpecError as e:
+        assert e.field and str(e).endswith(".")
+        return
+    for long in (False, True):
+        back = parse_descriptor(s.descriptor(long=long), bias=s.bias)
+        assert back == s, (s.descriptor(long=long), back)
+        assert back.oh == s.oh and back.ops == s.ops
+
+
+token = st.one_of(
+    st.tuples(st.sampled_from(KNOWN_KEYS + ("x", "n", "zz", "")), st.integers(-5, 10**14)).map(lambda kv: f"{kv[0]}{kv[1]}"),
+    st.sampled_from(["_", "n\"a\"", "#", "--dir=FWD_D", " ", ",", "\"", "--cfg=f64"]),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(token, max_size=14).map("".join))
+def test_any_text_gives_a_spec_or_one_clear_spec_error(text):
+    try:
+        s = parse_descriptor(text)
+    except SpecError as e:
+        msg = str(e)
+        assert msg and "\n" not in msg and len(msg) < 300
+        return
+    assert s.validate() is s
+    assert parse_descriptor(s.descriptor(), dtype=s.dtype, bias=s.bias) == s
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_arbitrary_unicode_never_escapes_as_another_exception(text):
+    try:
+        parse_descriptor(text)
+    except SpecError:
+        pass
