@@ -1,7 +1,241 @@
-"""Command-line parsers and handlers for sweep, batch and compare (filled in by the sweeps work)."""
+"""Command-line parsers and handlers for sweep, batch and compare.
+
+sweep and batch write the CSV row by row as each (point, path) finishes (header first, then one
+appended row at a time), print progress to stderr and a table at the end, also after Ctrl+C.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
 
 COMMANDS: dict = {}
 
 
 def add_parsers(sub, add_run_options) -> None:
     """Register the sweep/batch/compare subcommands on the main parser's subparsers."""
+    p = sub.add_parser(
+        "sweep", help="run one convolution over values of one or two fields (the full grid)",
+        description="Vary one or two fields: --vary g=1,2,4,8 (list), mb=1:64:x2 (geometric), "
+                    "ic=16:256:+16 (arithmetic), g=divisors (every g dividing ic and oc). Any spec field, "
+                    "dtype or threads.")
+    p.add_argument("desc", help="benchdnn conv descriptor, e.g. mb2ic32ih28oc32oh28kh3ph1")
+    p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
+                   help="field and values to sweep; give it twice for a grid")
+    add_run_options(p)
+
+    p = sub.add_parser("batch", help="run a benchdnn conv batch file (or a shipped one: resnet_50, quick, ...)")
+    p.add_argument("file", help="batch file path, or the bare name of a shipped batch")
+    p.add_argument("--mb", type=_mb_arg, default=None, help="minibatch for every line (overrides the file)")
+    add_run_options(p)
+
+    p = sub.add_parser("compare", help="compare two results CSVs (ratio B/A of the median per matched row)")
+    p.add_argument("a", help="baseline CSV (A)")
+    p.add_argument("b", help="CSV to compare (B)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _mb_arg(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return v
+
+
+# ---- shared running loop ----------------------------------------------------------------------------
+def _fmt(v, spec="{:.4g}") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return spec.format(v)
+
+
+def _eta(s: float | None) -> str:
+    if s is None:
+        return "?"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
+    """Run points through iter_points, writing each row as it finishes; print the table at the end."""
+    from explorer.cli import _run_options
+    from explorer.core.runner import PathFinished
+    from explorer.core.sweep import AppendingCsvSink, PointSkipped, PointStarted, iter_points
+
+    opts = _run_options(args)
+    sink = AppendingCsvSink(sink_path)
+    table: list[tuple] = []  # small summaries only, never Results
+    json_rows: list[dict] = []
+    dense: dict = {}
+    current_cols: tuple = ()
+
+    def note(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    try:
+        for ev in iter_points(points, opts):
+            if isinstance(ev, PointStarted):
+                current_cols = label_of(ev.point, cols=True)
+                p = ev.progress
+                note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
+            elif isinstance(ev, PointSkipped):
+                sink.add(ev.row)
+                note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
+                table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
+                if quiet:
+                    json_rows.append(ev.row)
+            elif isinstance(ev, PathFinished):
+                r = ev.result
+                sink.add(r)
+                key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
+                if r.path == "dense" and r.status == "ok":
+                    dense[key] = r.median_ms
+                table.append((current_cols, r.path, r.status, r.error, r.median_ms, r.gflops, key))
+                if quiet:
+                    json_rows.append(r.row())
+    finally:
+        if not quiet and table:
+            print(_format_table(label_cols, table, dense))
+        if sink_path and not quiet:
+            print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
+    if quiet:
+        print(json.dumps({"results": json_rows}, indent=1))
+    return 0
+
+
+def _speedup(v: float) -> str:
+    return f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
+
+
+def _format_table(label_cols: tuple[str, ...], table: list[tuple], dense: dict) -> str:
+    head = (*label_cols, "path", "status", "median ms", "GFLOP/s", "vs dense")
+    rows = []
+    for cols, path, status, error, median, gflops, key in table:
+        if status != "ok":
+            rows.append((*cols, path, status, error[:100]))
+            continue
+        base = dense.get(key)
+        speed = _speedup(base / median) if (base and median) else "-"
+        rows.append((*cols, path, status, _fmt(median), _fmt(gflops, "{:.1f}"), speed))
+    n = len(head)
+    widths = [len(h) for h in head]
+    for r in rows:
+        for i, x in enumerate(r[: n if r[len(label_cols) + 1] == "ok" else len(label_cols) + 2]):
+            widths[i] = max(widths[i], len(str(x)))
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    for r in rows:
+        if len(r) < n:  # skipped / error: the reason runs on past the columns
+            lines.append(("  ".join(str(x).ljust(w) for x, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip())
+        else:
+            lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    return "\n".join(lines)
+
+
+# ---- sweep ------------------------------------------------------------------------------------------
+def cmd_sweep(args) -> int:
+    from explorer.cli import _spec_from
+    from explorer.core.results import check_writable
+    from explorer.core.sweep import given_keys, parse_varies, plan_sweep
+
+    varies = parse_varies(args.vary)
+    spec = _spec_from(args)
+    if args.csv:
+        check_writable(args.csv, overwrite=args.force)
+    _run_options_check(args)
+    points = plan_sweep(spec, varies, given=given_keys(args.desc))
+    fields = tuple(v.field for v in varies)
+    n_skip = sum(p.skipped for p in points)
+    if not args.json:
+        print(f"sweep of {spec.descriptor()} over {' x '.join(str(v) for v in varies)}: {len(points)} points"
+              + (f" ({n_skip} invalid, recorded as skipped)" if n_skip else ""), file=sys.stderr)
+
+    def label_of(point, cols=False):
+        if cols:
+            return tuple(str(point.values[f]) for f in fields)
+        return point.label
+
+    return _run_points(points, args, fields, label_of, args.csv, args.json)
+
+
+def _run_options_check(args) -> None:
+    from explorer.cli import _run_options
+
+    _run_options(args)  # bad --paths/--threads/--budget-ms are refused before any work
+
+
+# ---- batch ------------------------------------------------------------------------------------------
+def cmd_batch(args) -> int:
+    from explorer.core.batch import load_batch
+    from explorer.core.results import check_writable
+    from explorer.core.spec import parse_dtype
+
+    dtype = parse_dtype(args.dtype) if args.dtype else None
+    if args.csv:
+        check_writable(args.csv, overwrite=args.force)
+    _run_options_check(args)
+    batch = load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None)
+    if not args.json:
+        n_skip = len(batch.skipped)
+        print(f"batch {batch.source}: {len(batch.points)} problems"
+              + (f" ({n_skip} skipped: they did not parse or cannot run)" if n_skip else ""), file=sys.stderr)
+        if batch.ignored:
+            print(batch.ignored_summary(), file=sys.stderr)
+
+    def label_of(point, cols=False):
+        name = point.spec.name if point.spec is not None else ""
+        desc = point.spec.desc if point.spec is not None else point.text
+        if cols:
+            return (str(point.line), name or "-", desc)
+        return f"line {point.line}: {name or desc}"
+
+    return _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json)
+
+
+# ---- compare ----------------------------------------------------------------------------------------
+def cmd_compare(args) -> int:
+    from explorer.core.compare import KEY_COLUMNS, compare_csv
+
+    c = compare_csv(args.a, args.b)
+    if args.json:
+        print(json.dumps(c.to_json(), indent=1))
+        return 0
+    head = ("desc", "path", "dtype", "threads", "A median ms", "B median ms", "B/A")
+    rows = []
+    for m in c.matched:
+        desc, path, dtype, threads = m.key
+        if m.ratio is None:
+            ratio = f"{m.a.get('status')}/{m.b.get('status')}"
+        else:
+            ratio = f"{m.ratio:.3f}"
+        rows.append((desc or "-", path or "-", dtype or "-", _fmt(threads, "{}"), _fmt(m.a.get("median_ms")),
+                     _fmt(m.b.get("median_ms")), ratio))
+    print(f"A = {c.a_label}\nB = {c.b_label}\nmatched on {', '.join(KEY_COLUMNS)}; B/A = B median / A median "
+          f"(below 1: B is faster)")
+    if rows:
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+        print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+        for r in rows:
+            print("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    g = c.geomean
+    print(f"{len(c.matched)} matched rows, {len(c.ratios)} with both medians; geometric mean B/A = "
+          f"{_fmt(g, '{:.3f}')}")
+    for side, label, only in (("A", c.a_label, c.only_a), ("B", c.b_label, c.only_b)):
+        if only:
+            print(f"only in {side} ({label}): {len(only)} rows")
+            for r in only:
+                print(f"  {r.get('desc') or '-'}  {r.get('path') or '-'}  {r.get('dtype') or '-'}  "
+                      f"threads={_fmt(r.get('threads'), '{}')}  {r.get('status')}")
+    return 0
+
+
+COMMANDS.update({"sweep": cmd_sweep, "batch": cmd_batch, "compare": cmd_compare})

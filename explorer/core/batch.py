@@ -1,0 +1,178 @@
+"""benchdnn-style conv batch files: one descriptor per line, run one after another like a sweep.
+
+Format (as benchdnn's `--batch=` files): `#` starts a comment (whole line or trailing), blank lines are
+skipped, `n"name"` at the end of a descriptor names it (kept in the CSV `name` column). Option lines
+work as in benchdnn, applying to the problems after them until `--reset`:
+    --cfg=... / --dt=...   data type (f32, bf16, f16; others make the following lines skipped rows)
+    --mb=N                 minibatch override (0: the descriptor's own mb)
+    --dir=FWD_B|FWD_I|FWD_D  bias on / on / off (backward directions are not measured: skipped rows)
+    --reset                back to the defaults
+Every other option (--stag, --attr-..., --batch=, ...) is ignored and reported once. A line that does not
+parse becomes a skipped point carrying its line number and the reason; the other lines still run.
+A CLI --mb, --dtype or --no-bias overrides the file.
+
+Shipped batches live in explorer.resources/batches/*.txt and can be named bare (`resnet_50`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from explorer.core.errors import InputError, SpecError
+from explorer.core.spec import ConvSpec, parse_descriptor
+from explorer.core.sweep import SweepPoint
+
+_WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+_NAME_AFTER_SPACE = re.compile(r'(?<=\S)\s+(n"[^"]*")')
+_FWD_BIAS = {"FWD_B": True, "FWD_I": True, "FWD_D": False}
+
+
+@dataclass
+class Batch:
+    """A parsed batch file: one SweepPoint per problem (skipped ones carry `error` and `line`)."""
+
+    source: str
+    points: list[SweepPoint]
+    ignored: dict[str, list[int]] = field(default_factory=dict)  # option -> lines where it was ignored
+
+    @property
+    def skipped(self) -> list[SweepPoint]:
+        return [p for p in self.points if p.skipped]
+
+    def ignored_summary(self) -> str:
+        """One sentence naming each ignored option once, with its lines ('' when none)."""
+        if not self.ignored:
+            return ""
+        parts = []
+        for opt, lines in self.ignored.items():
+            where = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:5]))}" + (
+                ", ..." if len(lines) > 5 else "")
+            parts.append(f"{opt} ({where})")
+        return f"ignored benchdnn options that do not apply here: {'; '.join(parts)}."
+
+
+def shipped_dir():
+    return resources.files("explorer.resources") / "batches"
+
+
+def shipped_batches() -> list[str]:
+    """Bare names of the batch files that ship with the app (resnet_50, quick, ...)."""
+    try:
+        return sorted(p.name[:-4] for p in shipped_dir().iterdir() if p.name.endswith(".txt"))
+    except (OSError, ModuleNotFoundError):
+        return []
+
+
+def read_batch_text(name_or_path: str) -> tuple[str, str]:
+    """(source label, text) of a batch file path or a shipped batch's bare name. Raises InputError."""
+    p = Path(name_or_path)
+    if not p.exists() and "/" not in name_or_path and "\\" not in name_or_path:
+        cand = shipped_dir() / (name_or_path if name_or_path.endswith(".txt") else f"{name_or_path}.txt")
+        if cand.is_file():
+            return name_or_path.removesuffix(".txt"), cand.read_text(encoding="utf-8")
+        names = ", ".join(shipped_batches())
+        raise InputError(f"cannot open batch {name_or_path!r}: no such file, and no shipped batch of that name "
+                         f"(shipped: {names}).", "batch")
+    if p.is_dir():
+        raise InputError(f"cannot read batch {name_or_path!r}: it is a folder, not a file.", "batch")
+    try:
+        return str(p), p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"cannot open batch {name_or_path!r}: no such file.", "batch") from None
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read batch {name_or_path!r}: it is not a text file.", "batch") from None
+    except OSError as e:
+        raise InputError(f"cannot read batch {name_or_path!r}: {e.strerror or e}.", "batch") from None
+
+
+def _strip_comment(line: str) -> str:
+    """Drop a `#` comment that is not inside a quoted name."""
+    inside = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            inside = not inside
+        elif ch == "#" and not inside:
+            return line[:i]
+    return line
+
+
+def _dtype_of(raw: str) -> str | None:
+    """f32/bf16/f16 from a --cfg/--dt value (bf16bf16f32, f32:f32:f32, ...); None if not one of those."""
+    for dt in ("bf16", "f16", "f32"):
+        if raw.lower().startswith(dt):
+            return dt
+    return None
+
+
+def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: str | None = None,
+                bias: bool | None = None) -> Batch:
+    """Parse batch text into points. mb/dtype/bias (from the CLI) override the file's options."""
+    if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
+        raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
+    points: list[SweepPoint] = []
+    ignored: dict[str, list[int]] = {}
+    state: dict = {}
+
+    def skip(lineno: int, text: str, reason: str, fld: str | None = None) -> None:
+        points.append(SweepPoint(len(points), {}, None, None, f"line {lineno}: {reason}", fld, lineno, text))
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        body = _NAME_AFTER_SPACE.sub(r"\1", _strip_comment(raw).strip())  # `... n"x"` names the problem before it
+        if not body:
+            continue
+        for word in _WORD.findall(body):
+            if word.startswith("--"):
+                key, _, value = word[2:].partition("=")
+                key = key.lower()
+                if key == "reset":
+                    state = {}
+                elif key in ("cfg", "dt"):
+                    dt = _dtype_of(value)
+                    state["dtype"] = dt if dt else f"!{value} (--{key})"
+                elif key == "mb":
+                    if not value.isdigit():
+                        skip(lineno, word, f"--mb={value} is not a whole number", "mb")
+                        continue
+                    state["mb"] = int(value) or None
+                elif key == "dir":
+                    d = value.upper()
+                    state["bias"] = _FWD_BIAS.get(d, f"!{d}")
+                else:
+                    ignored.setdefault(f"--{key}", []).append(lineno)
+                continue
+            point = _problem(word, lineno, state, mb, dtype, bias)
+            point.index = len(points)
+            points.append(point)
+    if not any(p.spec is not None or p.text for p in points):
+        raise InputError(f"batch {source or 'text'!r} has no convolution lines.", "batch")
+    return Batch(source, points, ignored)
+
+
+def _problem(word: str, lineno: int, state: dict, mb, dtype, bias) -> SweepPoint:
+    def skipped(reason: str, fld: str | None) -> SweepPoint:
+        return SweepPoint(0, {}, None, None, f"line {lineno}: {reason}", fld, lineno, word)
+
+    file_dtype = state.get("dtype")
+    if dtype is None and isinstance(file_dtype, str) and file_dtype.startswith("!"):
+        return skipped(f"data type {file_dtype[1:]} is not supported (only f32, bf16 and f16 are).", "dtype")
+    file_bias = state.get("bias")
+    if bias is None and isinstance(file_bias, str):
+        return skipped(f"direction {file_bias[1:]} is not measured (only forward: FWD_B, FWD_I, FWD_D).", "dir")
+    try:
+        spec: ConvSpec = parse_descriptor(word, dtype=dtype or file_dtype, bias=bias if bias is not None else file_bias)
+        new_mb = mb or state.get("mb")
+        if new_mb:
+            spec = spec.replace(mb=new_mb).validate()
+    except SpecError as e:
+        return skipped(str(e), e.field)
+    return SweepPoint(0, {}, spec, None, "", None, lineno, word)
+
+
+def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = None,
+               bias: bool | None = None) -> Batch:
+    """Read and parse a batch file (a path, or the bare name of a shipped batch)."""
+    source, text = read_batch_text(name_or_path)
+    return parse_batch(text, source, mb=mb, dtype=dtype, bias=bias)
