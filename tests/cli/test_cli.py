@@ -93,7 +93,8 @@ def test_trace_json_lists_primitives(capsys):
         assert {"op", "impl", "prop", "src", "wei", "dst", "problem", "time_ms"} <= set(p)
 
 
-def test_python_dash_m_and_sigterm_keep_finished_rows(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_python_dash_m_and_signals_keep_finished_rows(tmp_path, sig):
     out = tmp_path / "t.csv"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
@@ -105,7 +106,7 @@ def test_python_dash_m_and_sigterm_keep_finished_rows(tmp_path):
     for line in proc.stderr:
         if "[2/6]" in line or time.time() > deadline:
             break
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     rows = list(csv.DictReader(out.open()))
