@@ -53,4 +53,4 @@ def test_random_cancels_always_leave_a_valid_csv(tmp_path):
         assert all(r["status"] in ("ok", "unsupported", "error") for r in rows)
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     # the test really exercised both finished rows and mid-run cancels
-    assert runs > 150 and cancelled_runs > 50 and total_rows > 100
+    assert runs > 150 and cancelled_runs > 25 and total_rows > 150
