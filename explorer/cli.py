@@ -135,8 +135,11 @@ def cmd_run(args) -> int:
     from explorer.core.results import CsvSink, check_writable
     from explorer.core.runner import PathFinished, PathStarted, iter_run
 
+    from explorer.core.memory import check_memory
+
     spec = _spec_from(args)
     opts = _run_options(args)
+    check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
     sink = CsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
     results = []
     quiet = args.json

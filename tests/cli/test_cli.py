@@ -52,6 +52,7 @@ def test_run_bf16_marks_functional_unsupported(capsys):
     ["layout", "--tag", "abcd", "--dims", "2,17,5,4", "--offset", "2,0,0,0"],
     ["layout", TINY, "--path", "nope"],
     ["trace", "ic3"],
+    ["run", "mb1000ic512ih224oc512kh3ph1"],
 ])
 def test_bad_input_exits_2_with_one_line(argv, capsys):
     assert main(argv) == 2
