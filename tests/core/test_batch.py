@@ -1,0 +1,113 @@
+"""benchdnn batch files: comments, names, options, line numbers of bad lines, shipped batches."""
+
+import pytest
+
+from explorer.core.batch import load_batch, parse_batch, read_batch_text, shipped_batches
+from explorer.core.errors import InputError
+
+TEXT = '''# a whole-line comment
+
+mb1ic8ih8oc8kh3ph1n"first"        # a trailing comment
+   mb1ic8ih8oc16oh8kh3ph1 n"spaced name: a#b"
+--dir=FWD_D --cfg=bf16bf16bf16
+ic8ih8oc8kh1
+not_a_descriptor
+--stag=axb --attr-post-ops=relu
+mb1ic8ih8oc8oh7kh3ph1
+--reset
+--mb=4
+ic8ih8oc8kh1
+--mb=0 --dt=f16:f16:f16
+mb3ic8ih8oc8kh1
+--reset --cfg=u8s8u8
+ic8ih8oc8kh1
+--reset --dir=BWD_WB
+ic8ih8oc8kh1
+--reset --stag=nhwc
+g3ic8ih8oc8kh1
+'''
+
+
+def _by_line(batch):
+    return {p.line: p for p in batch.points}
+
+
+def test_lines_names_comments_and_options():
+    b = parse_batch(TEXT, "t.txt")
+    pts = _by_line(b)
+    assert sorted(pts) == [3, 4, 6, 7, 9, 12, 14, 16, 18, 20]
+    assert [p.index for p in b.points] == list(range(10))
+    first = pts[3].spec
+    assert (first.desc, first.name, first.dtype, first.bias) == ("mb1ic8ih8oc8oh8kh3ph1", "first", "f32", True)
+    assert pts[4].spec.name == "spaced name: a#b" and pts[4].spec.oc == 16
+    # --dir=FWD_D and --cfg=bf16... apply to the lines after them
+    assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("bf16", False, 2)
+    assert pts[7].skipped and pts[7].error.startswith("line 7: cannot read the descriptor")
+    assert pts[7].text == "not_a_descriptor"
+    assert pts[9].skipped and pts[9].error.startswith("line 9: oh=7 does not match") and pts[9].error_field == "oh"
+    # --reset, then --mb=4
+    assert (pts[12].spec.mb, pts[12].spec.dtype, pts[12].spec.bias) == (4, "f32", True)
+    # --mb=0 means the descriptor's own mb; --dt=f16:...
+    assert (pts[14].spec.mb, pts[14].spec.dtype) == (3, "f16")
+    assert pts[16].skipped and "u8s8u8" in pts[16].error and pts[16].error_field == "dtype"
+    assert pts[18].skipped and "BWD_WB" in pts[18].error and "forward" in pts[18].error
+    assert pts[20].skipped and pts[20].error.startswith("line 20: g=3 does not divide ic=8")
+
+
+def test_ignored_options_reported_once_each():
+    b = parse_batch(TEXT, "t.txt")
+    assert b.ignored == {"--stag": [8, 19], "--attr-post-ops": [8]}
+    s = b.ignored_summary()
+    assert s == ("ignored benchdnn options that do not apply here: --stag (lines 8, 19); "
+                 "--attr-post-ops (line 8).")
+    assert parse_batch("ic8ih8oc8kh1").ignored_summary() == ""
+
+
+def test_cli_overrides_beat_the_file():
+    b = parse_batch(TEXT, mb=1, dtype="f32", bias=True)
+    pts = _by_line(b)
+    assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("f32", True, 1)
+    assert pts[12].spec.mb == 1 and pts[14].spec.mb == 1
+    assert not pts[16].skipped and not pts[18].skipped  # --dtype/--no-bias given: the file's settings do not matter
+
+
+def test_bad_mb_option_and_inline_options():
+    b = parse_batch("--mb=abc\nic8ih8oc8kh1\n--dir=FWD_D ic8ih8oc8kh1 ic8ih8oc8kh3ph1\n")
+    assert b.points[0].skipped and b.points[0].line == 1 and "--mb=abc" in b.points[0].error
+    assert [(p.line, p.spec.bias, p.spec.kh) for p in b.points[1:]] == [(2, True, 1), (3, False, 1), (3, False, 3)]
+
+
+def test_no_problems_is_an_input_error():
+    with pytest.raises(InputError, match="no convolution lines"):
+        parse_batch("# only comments\n\n--reset\n", "empty.txt")
+    with pytest.raises(InputError, match="--mb"):
+        parse_batch("ic8ih8oc8kh1", mb=0)
+
+
+@pytest.mark.parametrize("name", ["resnet_50", "mobilenet_dw", "resnext_101", "vgg_19", "quick"])
+def test_shipped_batches_parse_completely(name):
+    assert name in shipped_batches()
+    b = load_batch(name, mb=1)
+    assert b.source == name and b.points and not b.skipped
+    assert all(p.spec.mb == 1 and p.spec.name for p in b.points)
+
+
+def test_shipped_batch_by_name_with_suffix_and_by_path(tmp_path):
+    assert read_batch_text("quick.txt")[0] == "quick"
+    f = tmp_path / "mine.txt"
+    f.write_text("mb1ic8ih8oc8kh1\n")
+    source, text = read_batch_text(str(f))
+    assert source == str(f) and text.startswith("mb1")
+
+
+def test_unreadable_batches_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="no shipped batch of that name.*resnet_50"):
+        read_batch_text("resnet_51")
+    with pytest.raises(InputError, match="no such file"):
+        read_batch_text(str(tmp_path / "missing.txt"))
+    with pytest.raises(InputError, match="folder"):
+        read_batch_text(str(tmp_path))
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(InputError, match="not a text file"):
+        read_batch_text(str(binary))

@@ -1,0 +1,70 @@
+"""Compare two result sets: matching on (desc, path, dtype, threads), unmatched rows, B/A ratios."""
+
+import math
+
+import pytest
+
+from explorer.core.compare import compare_csv, compare_rows, row_key
+from explorer.core.errors import InputError
+from explorer.core.results import Result, write_csv
+from explorer.core.spec import parse_descriptor
+
+
+def row(desc="d1", path="dense", dtype="f32", threads=2, median=1.0, status="ok", name=""):
+    return {"desc": desc, "path": path, "dtype": dtype, "threads": threads, "median_ms": median, "status": status,
+            "name": name, "gflops": None, "vary": ""}
+
+
+def test_matching_ratios_and_geomean():
+    a = [row(median=2.0), row(path="mkldnn", median=1.0), row(desc="d2", median=4.0), row(dtype="bf16", median=3.0)]
+    b = [row(path="mkldnn", median=4.0), row(median=1.0), row(desc="d2", median=4.0), row(desc="d3")]
+    c = compare_rows(a, b, "base", "new")
+    assert [(m.key, m.ratio) for m in c.matched] == [
+        (("d1", "dense", "f32", 2), 0.5), (("d1", "mkldnn", "f32", 2), 4.0), (("d2", "dense", "f32", 2), 1.0)]
+    assert c.geomean == pytest.approx((0.5 * 4.0 * 1.0) ** (1 / 3))
+    assert [r["dtype"] for r in c.only_a] == ["bf16"]
+    assert [r["desc"] for r in c.only_b] == ["d3"]
+
+
+def test_threads_are_part_of_the_key():
+    c = compare_rows([row(threads=1)], [row(threads=2)])
+    assert not c.matched and len(c.only_a) == 1 and len(c.only_b) == 1
+    assert c.geomean is None
+
+
+def test_duplicates_pair_in_order_and_leftovers_are_unmatched():
+    a = [row(median=1.0), row(median=2.0), row(median=3.0)]
+    b = [row(median=2.0), row(median=6.0)]
+    c = compare_rows(a, b)
+    assert [m.ratio for m in c.matched] == [2.0, 3.0]
+    assert [r["median_ms"] for r in c.only_a] == [3.0] and not c.only_b
+
+
+def test_rows_that_are_not_ok_match_without_a_ratio():
+    c = compare_rows([row(status="unsupported", median=None), row(path="x", median=0.0)],
+                     [row(median=1.0), row(path="x", median=1.0)])
+    assert [m.ratio for m in c.matched] == [None, None]
+    assert c.ratios == [] and c.geomean is None
+
+
+def test_json_structure():
+    c = compare_rows([row(median=2.0, name="n1"), row(desc="a_only")], [row(median=3.0)], "A.csv", "B.csv")
+    j = c.to_json()
+    assert j["a"] == "A.csv" and j["b"] == "B.csv" and j["key"] == ["desc", "path", "dtype", "threads"]
+    assert j["matched"][0]["ratio"] == 1.5 and j["matched"][0]["name"] == "n1"
+    assert j["geomean"] == 1.5
+    assert [r["desc"] for r in j["only_a"]] == ["a_only"] and j["only_b"] == []
+
+
+def test_compare_csv_files(tmp_path):
+    spec = parse_descriptor("mb1ic8ih8oc8kh3ph1")
+    mk = lambda path, ms, threads=1: Result(spec=spec, path=path, threads=threads, median_ms=ms)  # noqa: E731
+    write_csv(tmp_path / "a.csv", [mk("dense", 2.0), mk("mkldnn", 1.0), mk("native", 5.0)])
+    write_csv(tmp_path / "b.csv", [mk("dense", 1.0), mk("mkldnn", 1.0), mk("dense", 1.0, threads=2)])
+    c = compare_csv(tmp_path / "a.csv", tmp_path / "b.csv")
+    assert [m.ratio for m in c.matched] == [0.5, 1.0]
+    assert math.isclose(c.geomean, math.sqrt(0.5))
+    assert [r["path"] for r in c.only_a] == ["native"] and [r["threads"] for r in c.only_b] == [2]
+    assert row_key(c.matched[0].a) == (spec.desc, "dense", "f32", 1)
+    with pytest.raises(InputError, match="no such file"):
+        compare_csv(tmp_path / "a.csv", tmp_path / "missing.csv")
