@@ -1,0 +1,245 @@
+"""LayoutView on real tensors of real paths (inspect_path runs torch; results are shared per module)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui
+
+from explorer.core.layout import layout_from_tag
+from explorer.core.path_layouts import TensorLayout, inspect_path
+from explorer.core.spec import parse_descriptor
+from explorer.gui.layout_view import CELL_LIMIT, GAP, PAD_A, PAD_B, PHYS_LIMIT, LayoutView
+
+SPEC = "mb2ic17ih5oc17oh5kh3ph1"  # 2x17x5x5 (w copies h)
+SPEC_W4 = "mb2ic17ih5iw4oc17oh5kh3ph1"  # 2x17x5x4: the FIELD_GUIDE example (5120 vs 2720 bytes)
+
+
+@pytest.fixture(scope="module")
+def insp():
+    cache = {}
+
+    def get(spec, path):
+        if (spec, path) not in cache:
+            cache[spec, path] = inspect_path(parse_descriptor(spec), path)
+        return cache[spec, path]
+
+    return get
+
+
+@pytest.fixture
+def view(qtbot):
+    w = LayoutView()
+    qtbot.addWidget(w)
+    w.resize(900, 520)
+    w.show()
+    return w
+
+
+def _out(view, insp, spec=SPEC_W4, path="mkldnn", role="output", kernel=False):
+    view.set_tensors(insp(spec, path).tensors, title=f"{path} {spec}")
+    view.set_role(role)
+    view.set_kernel_mode(kernel)
+    return view.picture
+
+
+def test_empty_states(view):
+    for empty in (None, {}):
+        view.set_tensors(empty)
+        assert view.stack.currentWidget() is view.placeholder
+        assert "No tensors" in view.placeholder.text()
+        assert view.picture is None
+        assert view.hover_physical_cell(0, 0) is None
+
+
+def test_facts_mkldnn_output_padded(view, insp):
+    pic = _out(view, insp)
+    facts = view.facts_label.text()
+    assert pic.layout.tag == "aBcd16b"
+    assert "aBcd16b" in facts and "nChw16c" in facts
+    assert "5120" in facts and "2720" in facts and "+88.2 %" in facts
+    assert "descriptor" in facts
+    assert "2\u00d732\u00d75\u00d74" in facts  # padded dims
+    # The brief's spec without iw4 is 2x17x5x5: 6400 stored vs 3400 logical.
+    _out(view, insp, spec=SPEC)
+    facts = view.facts_label.text()
+    assert "6400" in facts and "3400" in facts and "aBcd16b" in facts
+
+
+def test_physical_image_has_padded_size_and_marks_padding(view, insp):
+    pic = _out(view, insp)
+    lay = pic.layout
+    # Image 0 of nChw16c: 32 (padded) channels x 5 x 4, rows wrapped at the 16-element run.
+    assert pic.phys_count == 32 * 5 * 4
+    assert pic.phys_geom["run"] == lay.innermost_run == 16
+    cells = pic.phys_off >= 0
+    assert cells.sum() == pic.phys_count
+    assert pic.phys_img.dtype == np.uint8 and pic.phys_img.flags.c_contiguous
+    pad_cells = np.isin(pic.phys_img, (PAD_A, PAD_B))
+    assert pad_cells.sum() == (32 - 17) * 5 * 4
+    assert not pad_cells[~cells].any() and (pic.phys_img[~cells] == GAP).all()
+    # Every cell marked as padding is padding in the layout model, and no other cell is.
+    offs = pic.phys_off[cells]
+    _, valid = lay.elements_at(offs)
+    assert np.array_equal(~valid, pad_cells[cells])
+    # Logical pane: 15 ghost channel planes of 5x4.
+    assert pic.log_pad.sum() == (32 - 17) * 5 * 4
+    assert np.isin(pic.log_img[pic.log_pad], (PAD_A, PAD_B)).all()
+
+
+def test_hover_physical_maps_to_logical_and_back(view, insp):
+    pic = _out(view, insp)
+    lay = pic.layout
+    ys, xs = np.nonzero(pic.phys_off >= 0)
+    checked = 0
+    for x, y in zip(xs[::7], ys[::7]):
+        off = int(pic.phys_off[y, x])
+        info = view.hover_physical_cell(int(x), int(y))
+        assert info.offset == off and info.physical_cell == (x, y)
+        if info.padding:
+            assert "padding (zero)" in info.text
+            continue
+        assert info.index == lay.element_at(off)
+        assert lay.offset(info.index) == off
+        assert lay.offset_formula(info.index) in info.text
+        # Back: the highlighted logical cell holds the same element, and hovering it points here.
+        lx, ly = info.logical_cell
+        loff, lidx, lpad = pic.logical_at(lx, ly)
+        assert (loff, lidx, lpad) == (off, info.index, False)
+        back = view.hover_logical_cell(lx, ly)
+        assert back.physical_cell == (x, y) and back.index == info.index
+        checked += 1
+    assert checked > 20
+
+
+def test_known_element_offsets(view, insp):
+    pic = _out(view, insp)
+    lay = pic.layout
+    # nChw16c: n*Cp*H*W + (c/16)*H*W*16 + h*W*16 + w*16 + c%16 -> (0, 5, 3, 1) = 0 + 0 + 192 + 16 + 5.
+    cell = pic.logical_cell_of_index((0, 5, 3, 1))
+    info = view.hover_logical_cell(*cell)
+    assert info.offset == 213 == lay.offset((0, 5, 3, 1))
+    assert info.text.endswith("= 213")
+    assert pic.physical_offset_at(*info.physical_cell) == 213
+    assert "c=5" in view.hover_label.text()
+
+
+def test_hover_padding_says_so(view, insp):
+    pic = _out(view, insp)
+    ys, xs = np.nonzero(np.isin(pic.phys_img, (PAD_A, PAD_B)))
+    info = view.hover_physical_cell(int(xs[0]), int(ys[0]))
+    assert info.padding and info.index is None and "padding (zero)" in view.hover_label.text()
+    # The same padding element is drawn as a ghost plane in the logical pane.
+    assert info.logical_cell is not None
+    ly, lx = np.nonzero(pic.log_pad)
+    ghost = view.hover_logical_cell(int(lx[0]), int(ly[0]))
+    assert ghost.padding and "padding (zero)" in ghost.text and "c=17" in ghost.text
+    assert ghost.physical_cell is not None
+
+
+def test_hover_through_scene_coordinates(view, insp, qtbot):
+    pic = _out(view, insp)
+    qtbot.waitExposed(view)
+    lay = pic.layout
+    off = lay.offset((0, 16, 2, 3))
+    px, py = pic.physical_cell_of_offset(off)
+    pane = view.physical_pane
+    scene_pos = pane.vb.mapViewToScene(QtCore.QPointF(px + 0.5, py + 0.5))
+    view._on_physical_mouse(scene_pos)
+    assert view.last_hover is not None and view.last_hover.index == (0, 16, 2, 3)
+    assert pane.hl_inner.isVisible() and view.logical_pane.hl_inner.isVisible()
+    lx, ly = view.last_hover.logical_cell
+    view._on_logical_mouse(view.logical_pane.vb.mapViewToScene(QtCore.QPointF(lx + 0.5, ly + 0.5)))
+    assert view.last_hover.physical_cell == (px, py)
+
+
+def test_kernel_toggle_uses_trace_layout(view, insp):
+    tensors = insp(SPEC, "mkldnn").tensors
+    w = tensors["weight"]
+    assert w.stored.tag == "Acdb32a" and w.kernel.tag == "ABcd16b16a"
+    pic = _out(view, insp, spec=SPEC, role="weight", kernel=False)
+    assert pic.layout.tag == "Acdb32a" and pic.phys_geom["run"] == 32
+    pic = _out(view, insp, spec=SPEC, role="weight", kernel=True)
+    assert pic.layout.tag == "ABcd16b16a"
+    # OIhw16i16o: 256-element runs drawn as 16 x 16 tiles.
+    assert (pic.phys_geom["run"], pic.phys_geom["tile_h"], pic.phys_geom["tile_w"]) == (256, 16, 16)
+    facts = view.facts_label.text()
+    assert "ABcd16b16a" in facts and "OIhw16i16o" in facts and "trace" in facts and "Acdb32a" in facts
+    assert pic.log_mode == "matrix" and pic.log_grid["rows"] == 32 and pic.log_grid["cols"] == 32
+
+
+def test_dense_channels_last_native(view, insp):
+    pic = _out(view, insp, spec=SPEC, path="dense", role="input")
+    assert pic.layout.tag == "abcd" and pic.phys_geom["run"] == 5  # W
+    assert "strides" in view.facts_label.text()
+    assert view.kernel_radio.isEnabled()
+    pic = _out(view, insp, spec=SPEC, path="channels_last", role="input")
+    assert pic.layout.tag == "acdb" and pic.phys_geom["run"] == 17  # C
+    assert "nhwc" in view.facts_label.text()
+    # nhwc: a physical row is one pixel's 17 channels, so the run's colours are 17 different channels.
+    x0, y0 = pic.physical_cell_of_offset(0)
+    row = [pic.phys_idx[pic.phys_off[y0, x0 + k]][1] for k in range(17)]
+    assert row == list(range(17))
+    _out(view, insp, spec=SPEC, path="native", role="output")
+    assert not view.kernel_radio.isEnabled() and view.stored_radio.isChecked()
+    assert "no oneDNN convolution" in view.facts_label.text()
+    assert not view.slice_label.isVisibleTo(view)
+
+
+def test_unknown_layout(view):
+    tl = TensorLayout("output", (2, 17, 5, 5), "f32", None, "descriptor",
+                      "unknown, because its dims [1] differ from the tensor shape [2, 17, 5, 5]", 6400)
+    view.set_tensors({"output": tl})
+    assert view.pane_stack.currentWidget() is view.unknown_label
+    assert "unknown, because its dims" in view.unknown_label.text()
+    assert "unknown, because" in view.facts_label.text() and "6400" in view.facts_label.text()
+    assert view.picture is None
+
+
+def test_big_tensor_draws_a_slice_quickly(view, insp):
+    tensors = insp("mb2ic256ih56oc64kh1", "mkldnn").tensors
+    t0 = time.perf_counter()
+    view.set_tensors(tensors, title="big")
+    view.set_role("input")
+    view.set_kernel_mode(True)  # aBcd16b, 2x256x56x56
+    elapsed = time.perf_counter() - t0
+    pic = view.picture
+    assert pic.layout.tag == "aBcd16b"
+    assert elapsed < 0.5, elapsed
+    assert pic.sliced and view.slice_label.isVisibleTo(view)
+    assert "slice" in view.slice_label.text() and "of 256" in view.slice_label.text()
+    assert (pic.log_off >= 0).sum() <= CELL_LIMIT and pic.phys_count <= PHYS_LIMIT
+    assert pic.phys_total == 2 * 256 * 56 * 56
+    # Still exact: a drawn physical cell maps to the element the layout puts there.
+    x, y = pic.physical_cell_of_offset(5461)
+    info = view.hover_physical_cell(x, y)
+    assert info.index == (0, 5, 6, 5) and info.logical_cell is not None
+
+
+def test_big_weight_slice(view):
+    lay = layout_from_tag("ABcd16b16a", (256, 256, 3, 3), kind="weight")
+    tl = TensorLayout("weight", lay.dims, "f32", lay, "descriptor", None, lay.nbytes)
+    t0 = time.perf_counter()
+    view.set_tensors({"weight": tl})
+    assert time.perf_counter() - t0 < 0.5
+    pic = view.picture
+    assert pic.sliced and (pic.log_off >= 0).sum() <= CELL_LIMIT
+    assert "o 0-" in view.slice_label.text()
+
+
+def test_role_selector_and_palette(view, insp):
+    view.set_tensors(insp(SPEC, "mkldnn").tensors)
+    roles = [view.role_combo.itemText(i) for i in range(view.role_combo.count())]
+    assert roles == ["input", "weight", "output"]
+    view.set_role("input")
+    assert view.picture.layout.dims == (2, 17, 5, 5)
+    light_pad = view._lut[PAD_A].copy()
+    pal = QtGui.QPalette()
+    pal.setColor(QtGui.QPalette.Window, QtGui.QColor(40, 40, 40))
+    pal.setColor(QtGui.QPalette.Base, QtGui.QColor(25, 25, 25))
+    pal.setColor(QtGui.QPalette.WindowText, QtGui.QColor(230, 230, 230))
+    view.setPalette(pal)
+    assert not np.array_equal(view._lut[PAD_A], light_pad)
+    assert view.grab().width() > 0
