@@ -516,8 +516,42 @@ def grid_shape(points: list[SweepPoint]) -> tuple[list, list]:
     return first, second
 
 
+def parse_label(label: str) -> dict:
+    """The `vary` cell back to values: "g=4;dtype=bf16" -> {"g": 4, "dtype": "bf16"}."""
+    out: dict = {}
+    for part in (label or "").split(";"):
+        k, sep, v = part.partition("=")
+        if sep:
+            out[k.strip()] = int(v) if _INT.match(v.strip()) else v.strip()
+    return out
+
+
+def series(results, x: str, y: str = "gflops", by: str | None = None) -> dict[tuple, tuple[list, list]]:
+    """Chart lines of a sweep: (path,) or (path, value of `by`) -> (x values, y values), sorted by x.
+
+    `results` are Results or CSV row dicts (read_csv); only `ok` rows with a value of `y` are used, and
+    x/by values come from the `vary` column, so a saved CSV plots exactly like a live sweep.
+    """
+    lines: dict[tuple, list] = {}
+    for r in results:
+        get = r.get if isinstance(r, dict) else (lambda k, _r=r: getattr(_r, k, None))
+        if get("status") != "ok" or get(y) is None:
+            continue
+        vals = parse_label(get("vary") or "")
+        if x not in vals or (by is not None and by not in vals):
+            continue
+        key = (get("path"),) + ((vals[by],) if by is not None else ())
+        lines.setdefault(key, []).append((vals[x], float(get(y))))
+    out = {}
+    for key, pts in lines.items():
+        pts.sort(key=lambda p: (isinstance(p[0], str), p[0]))
+        out[key] = ([p[0] for p in pts], [p[1] for p in pts])
+    return out
+
+
 __all__ = [
     "MAX_POINTS", "VARY_FIELDS", "Vary", "parse_vary", "parse_varies", "divisors", "common_divisors",
     "SweepPoint", "plan_sweep", "given_keys", "SweepProgress", "SweepStarted", "PointStarted", "PointSkipped",
     "PointFinished", "SweepFinished", "iter_points", "iter_sweep", "AppendingCsvSink", "skipped_row", "grid_shape",
+    "parse_label", "series",
 ]

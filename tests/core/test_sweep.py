@@ -11,8 +11,9 @@ from explorer.core.results import Result, read_csv
 from explorer.core.runner import PathFinished, PathStarted, RunContext, RunOptions
 from explorer.core.spec import parse_descriptor
 from explorer.core.sweep import (
-    MAX_POINTS, AppendingCsvSink, PointFinished, PointSkipped, PointStarted, SweepFinished, SweepStarted,
-    common_divisors, divisors, given_keys, grid_shape, iter_points, iter_sweep, parse_varies, parse_vary, plan_sweep,
+    MAX_POINTS, AppendingCsvSink, PointFinished, PointSkipped, SweepFinished, SweepStarted,
+    common_divisors, divisors, given_keys, grid_shape, iter_points, iter_sweep, parse_label, parse_varies, parse_vary,
+    plan_sweep, series,
 )
 
 BASE = "mb2ic32ih28oc32oh28kh3ph1"
@@ -314,3 +315,19 @@ def test_appending_sink_is_a_valid_csv_after_every_row(tmp_path):
     nowhere = AppendingCsvSink(None)
     nowhere.add({"status": "ok"})
     assert nowhere.count == 1
+
+
+def test_series_for_charts_from_results_or_csv_rows(tmp_path):
+    spec = parse_descriptor(TINY)
+    mk = lambda path, vary, g, status="ok": Result(spec=spec, path=path, threads=1, gflops=g, vary=vary,  # noqa: E731
+                                                    median_ms=1.0, status=status)
+    res = [mk("dense", "mb=4;g=1", 4.0), mk("dense", "mb=1;g=1", 1.0), mk("mkldnn", "mb=1;g=1", 2.0),
+           mk("dense", "mb=1;g=2", 3.0), mk("dense", "mb=2;g=1", None, "error")]
+    assert parse_label("mb=4;dtype=bf16") == {"mb": 4, "dtype": "bf16"} and parse_label("") == {}
+    assert series(res, "mb") == {("dense",): ([1, 1, 4], [1.0, 3.0, 4.0]), ("mkldnn",): ([1], [2.0])}
+    assert series(res, "mb", by="g") == {("dense", 1): ([1, 4], [1.0, 4.0]), ("mkldnn", 1): ([1], [2.0]),
+                                         ("dense", 2): ([1], [3.0])}
+    sink = AppendingCsvSink(tmp_path / "r.csv")
+    for r in res:
+        sink.add(r)
+    assert series(read_csv(tmp_path / "r.csv"), "mb", by="g") == series(res, "mb", by="g")
