@@ -49,9 +49,9 @@ _DIM_NAMES = {
 _DIM_WORDS = {"n": "image", "c": "channel", "h": "row", "w": "column", "d": "depth", "o": "output channel",
               "i": "input channel", "g": "group"}
 _SOURCE_TEXT = {
-    "descriptor": "descriptor: the MKLDNN tensor's oneDNN memory descriptor",
-    "strides": "strides: the dense tensor's strides",
-    "trace": "trace: the oneDNN verbose line of the convolution (what the kernel read or wrote)",
+    "descriptor": "descriptor (the MKLDNN tensor's oneDNN memory desc)",
+    "strides": "strides (of the dense tensor)",
+    "trace": "trace (the convolution's oneDNN verbose line)",
 }
 
 
@@ -388,7 +388,15 @@ class _Pane(QtWidgets.QWidget):
         self.vb.setMouseEnabled(x=True, y=True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.vb.addItem(self.image)
-        self.marks: list[QtWidgets.QGraphicsItem] = []  # labels and outlines, rebuilt per picture
+        # Labels and dashed outlines are pooled and reused, never removed: on PySide6 6.12 with Python 3.11,
+        # QGraphicsScene.removeItem drops a reference to None on every call, which aborts the process
+        # after enough redraws ("none_dealloc: deallocating None").
+        self.labels: list[pg.TextItem] = []
+        self._labels_used = 0
+        self.outline = QtWidgets.QGraphicsPathItem()
+        self.outline.setBrush(Qt.NoBrush)
+        self.outline.setZValue(50)
+        self.vb.addItem(self.outline, ignoreBounds=True)
         self.hl_outer = QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
         self.hl_inner = QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
         for item, colour, width in ((self.hl_outer, "#000000", 4.0), (self.hl_inner, "#ffffff", 2.0)):
@@ -414,14 +422,40 @@ class _Pane(QtWidgets.QWidget):
                             axisOrder="row-major")
         self.image.setRect(QtCore.QRectF(0, 0, img.shape[1], img.shape[0]))
 
-    def clear_marks(self):
-        for m in self.marks:
-            self.vb.removeItem(m)
-        self.marks = []
+    def begin_marks(self):
+        self._labels_used = 0
+        self.outline.setPath(QtGui.QPainterPath())
 
-    def add_mark(self, item):
-        self.vb.addItem(item, ignoreBounds=True)
-        self.marks.append(item)
+    def add_label(self, text, x, y, anchor, colour, fill=None, point_size=None):
+        if self._labels_used == len(self.labels):
+            t = pg.TextItem("")
+            t.setZValue(60)
+            self.vb.addItem(t, ignoreBounds=True)
+            self.labels.append(t)
+        t = self.labels[self._labels_used]
+        self._labels_used += 1
+        t.setColor(colour)
+        t.setText(text)
+        t.fill = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
+        if point_size is not None:
+            f = t.textItem.font()
+            f.setPointSizeF(point_size)
+            t.setFont(f)
+        t.setAnchor(anchor)
+        t.setPos(x, y)
+        t.setVisible(True)
+        t.update()
+
+    def set_outlines(self, rects, pen):
+        path = QtGui.QPainterPath()
+        for r in rects:
+            path.addRect(r)
+        self.outline.setPen(pen)
+        self.outline.setPath(path)
+
+    def end_marks(self):
+        for t in self.labels[self._labels_used:]:
+            t.setVisible(False)
 
     def highlight(self, cell: tuple[int, int] | None, group=None):
         """Mark `cell` (x, y) with a high-contrast square and `group` (x, y, w, h) with a thin outline."""
@@ -450,6 +484,7 @@ class LayoutView(QtWidgets.QWidget):
 
     hovered = QtCore.Signal(str)
 
+    HOVER_HINT = "Hover a cell in either pane: its logical index, its offset formula and the same element in the other pane."
     PLACEHOLDER = ("No tensors to show yet.\n\nInspect a path to see how its input, weight and output "
                    "are laid out in memory: the logical tensor on the left, the real buffer on the right.")
 
@@ -552,7 +587,7 @@ class LayoutView(QtWidgets.QWidget):
         self.splitter.addWidget(facts_scroll)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([640, 250])
+        self.splitter.setSizes([620, 270])
         cl.addWidget(self.splitter, 1)
 
         self.hover_label = QtWidgets.QLabel()
@@ -621,7 +656,7 @@ class LayoutView(QtWidgets.QWidget):
     def _refresh(self, *_):
         role, tl = self._current()
         self.last_hover = None
-        self.hover_label.setText("")
+        self.hover_label.setText(self.HOVER_HINT)
         if tl is None:
             self._picture = self._layout = None
             self.controls.setVisible(bool(self._title))
@@ -717,7 +752,8 @@ class LayoutView(QtWidgets.QWidget):
 
     def _draw_marks(self, pic: LayoutPicture):
         pane = self.logical_pane
-        pane.clear_marks()
+        pane.begin_marks()
+        outlines: list[QtCore.QRectF] = []
         g = pic.log_grid
         names = dim_names(pic.layout)
         dims, pad = pic.layout.dims, pic.layout.padded_dims
@@ -726,22 +762,15 @@ class LayoutView(QtWidgets.QWidget):
         pen = QtGui.QPen(colour, 1.5, Qt.DashLine)
         pen.setCosmetic(True)
 
+        fill = self.palette().color(QtGui.QPalette.Base)
+        fill.setAlpha(215)
+        size = max(7.0, self.font().pointSizeF() - 1)
+
         def label(text, x, y, anchor, boxed=False):
-            fill = self.palette().color(QtGui.QPalette.Base)
-            fill.setAlpha(215)
-            t = pg.TextItem(text, color=colour, anchor=anchor, fill=fill if boxed else None)
-            f = t.textItem.font()
-            f.setPointSizeF(max(7.0, f.pointSizeF() - 1))
-            t.setFont(f)
-            t.setPos(x, y)
-            pane.add_mark(t)
+            pane.add_label(text, x, y, anchor, colour, fill if boxed else None, size)
 
         def outline(x0, y0, x1, y1):
-            item = QtWidgets.QGraphicsRectItem(x0 - 0.25, y0 - 0.25, x1 - x0 + 0.5, y1 - y0 + 0.5)
-            item.setPen(pen)
-            item.setBrush(Qt.NoBrush)
-            item.setZValue(50)
-            pane.add_mark(item)
+            outlines.append(QtCore.QRectF(x0 - 0.25, y0 - 0.25, x1 - x0 + 0.5, y1 - y0 + 0.5))
 
         if pic.log_mode == "wrap":
             rd, cols, rows = g["row_dim"], g["cols"], g["rows"]
@@ -776,6 +805,8 @@ class LayoutView(QtWidgets.QWidget):
                 outline(x0, 0, W, min(H, dims[rd] * (ph + gap) - gap) if rows > dims[rd] else H)
                 label(f"pad ({names[cd]} \u2265 {dims[cd]})", (x0 + W) / 2, min(H, dims[rd] * (ph + gap)) / 2,
                       (0.5, 0.5), boxed=True)
+        pane.set_outlines(outlines, pen)
+        pane.end_marks()
         del pad
 
     # ---------------------------------------------------------------------------------------- facts
@@ -838,12 +869,13 @@ class LayoutView(QtWidgets.QWidget):
     # ---------------------------------------------------------------------------------------- hover
     def _on_logical_mouse(self, scene_pos):
         cell = self.logical_pane.cell_at_scene(scene_pos)
-        if cell is not None:
+        # Mouse moves inside one cell fire many events: only a new cell does any work.
+        if cell is not None and not (self.last_hover and self.last_hover.logical_cell == cell):
             self.hover_logical_cell(*cell)
 
     def _on_physical_mouse(self, scene_pos):
         cell = self.physical_pane.cell_at_scene(scene_pos)
-        if cell is not None:
+        if cell is not None and not (self.last_hover and self.last_hover.physical_cell == cell):
             self.hover_physical_cell(*cell)
 
     def hover_logical_cell(self, x: int, y: int) -> HoverInfo | None:
