@@ -1,0 +1,260 @@
+"""`mkldnn-explorer gui`: validate everything Qt-free first, then open the window.
+
+Exit codes: 0 done, 1 the run failed, 2 bad input or no display. With --exit-when-done the last stdout
+line reports how late a 10 ms QTimer probe fired during the run (the event loop's stalls).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+ORG = "MKLDNN Explorer"
+APP = "mkldnn-explorer"
+SETTINGS_ENV = "MKLDNN_EXPLORER_SETTINGS"  # an .ini path: isolates settings (tests, scripted runs)
+HEADLESS_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def display_problem(env=None) -> str | None:
+    """One sentence when no window can open here, else None (never asks Qt, so it cannot crash)."""
+    env = os.environ if env is None else env
+    platform = env.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    if platform in HEADLESS_PLATFORMS:
+        return None
+    if sys.platform.startswith("linux") or "bsd" in sys.platform:
+        if platform.startswith("wayland") and env.get("WAYLAND_DISPLAY"):
+            return None
+        if not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+            return ("no display found (DISPLAY and WAYLAND_DISPLAY are unset): set QT_QPA_PLATFORM=offscreen "
+                    "for a headless window, or use the command line (mkldnn-explorer run DESC).")
+    return None
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    from explorer.core.errors import InputError
+
+    try:
+        w, h = (int(v) for v in text.lower().replace("×", "x").split("x"))
+    except ValueError:
+        raise InputError(f"--size must look like 1440x900, got {text!r}.", "size") from None
+    if not (320 <= w <= 10000 and 240 <= h <= 10000):
+        raise InputError(f"--size {w}x{h} is outside 320x240 .. 10000x10000.", "size")
+    return w, h
+
+
+def _check_inputs(args):
+    """Everything a bad argument can break, checked before Qt starts. Raises SpecError/InputError."""
+    from explorer.core.paths import PATHS
+    from explorer.core.results import check_writable
+    from explorer.core.runner import RunOptions, validate_paths
+    from explorer.core.spec import parse_dtype
+
+    from explorer.gui.param_panel import parse_pasted  # noqa: F401 - imported below without Qt
+
+    spec = None
+    dtype = parse_dtype(args.dtype) if getattr(args, "dtype", None) else None
+    bias = False if getattr(args, "no_bias", False) else None
+    if args.desc:
+        from explorer.core.spec import parse_descriptor
+
+        spec = parse_descriptor(args.desc, dtype=dtype, bias=bias)
+    paths = PATHS if args.paths.strip() == "all" else validate_paths(
+        tuple(p.strip() for p in args.paths.split(",") if p.strip())
+    )
+    opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace).validate()
+    size = parse_size(args.size)
+    force = getattr(args, "force", False)
+    if args.csv:
+        check_writable(args.csv, overwrite=force)
+    if args.screenshot:
+        try:
+            check_writable(args.screenshot, overwrite=force)
+        except Exception as e:
+            from explorer.core.errors import InputError
+
+            raise InputError(str(e).replace("--force", "--force"), "screenshot") from None
+    return spec, opts, size, dtype, bias
+
+
+class StallProbe:
+    """A 10 ms QTimer; each tick's lateness is how long the event loop could not run (a stall)."""
+
+    def __init__(self, interval_ms: int = 10):
+        from PySide6.QtCore import Qt, QTimer
+
+        self.interval_s = interval_ms / 1000.0
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self.lateness_ms: list[float] = []
+        self._last = 0.0
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.lateness_ms.append(max(0.0, (now - self._last - self.interval_s) * 1000.0))
+        self._last = now
+
+    def summary(self) -> tuple[float, float, int]:
+        import numpy as np
+
+        if not self.lateness_ms:
+            return 0.0, 0.0, 0
+        a = np.asarray(self.lateness_ms)
+        return float(np.percentile(a, 99)), float(a.max()), int(a.size)
+
+    def line(self) -> str:
+        p99, mx, n = self.summary()
+        return f"event-loop stalls: p99 {p99:.1f} ms, max {mx:.1f} ms ({n} ticks)"
+
+
+def make_settings():
+    from PySide6.QtCore import QSettings
+
+    path = os.environ.get(SETTINGS_ENV)
+    if path:
+        return QSettings(path, QSettings.IniFormat)
+    return QSettings(QSettings.IniFormat, QSettings.UserScope, ORG, APP)
+
+
+def make_app(argv=None):
+    """The QApplication with Fusion style, the app icon and names (reused if one exists)."""
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setOrganizationName(ORG)
+    app.setApplicationName(APP)
+    app.setApplicationDisplayName("MKLDNN Explorer")
+    app.setStyle("Fusion")
+    try:
+        from importlib import resources
+
+        icon = resources.files("explorer.resources").joinpath("icons/app.svg")
+        with resources.as_file(icon) as p:
+            app.setWindowIcon(QIcon(str(p)))
+    except (OSError, ModuleNotFoundError):
+        pass
+    return app
+
+
+def system_theme(app) -> str:
+    from PySide6.QtGui import QPalette
+
+    return "dark" if app.palette().color(QPalette.Window).lightness() < 128 else "light"
+
+
+def create_window(settings=None, spec=None, options: dict | None = None, csv_path=None, restore=True):
+    """The main window on `spec` (else the last spec in QSettings, else the default preset)."""
+    from explorer.gui.main_window import MainWindow
+
+    app = make_app()
+    win = MainWindow(settings=settings, csv_path=csv_path)
+    win.apply_theme(system_theme(app))
+    restored = win.restore_settings(restore_spec=spec is None) if restore else False
+    if spec is not None:
+        win.panel.set_spec(spec)
+    elif not restored:
+        win.panel.select_default_preset()
+    if options:
+        win.panel.set_options(**options)
+    return win
+
+
+def run_gui(args) -> int:
+    problem = display_problem()
+    if problem:
+        print(f"mkldnn-explorer gui: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    spec, opts, (width, height), dtype, bias = _check_inputs(args)  # SpecError/InputError: the CLI prints them
+    try:
+        import PySide6  # noqa: F401
+        import pyqtgraph  # noqa: F401
+    except ImportError as e:
+        print(f"mkldnn-explorer gui: the desktop app needs PySide6 and pyqtgraph ({e}).", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    import explorer.core.runner  # noqa: F401 - load torch before the event loop runs, not inside it
+    from PySide6.QtCore import QTimer
+
+    app = make_app()
+    settings = make_settings()
+    options = {"paths": list(opts.paths), "threads": opts.threads or 0, "budget_ms": opts.budget_ms,
+               "trace": opts.trace}
+    # Options given on the command line win over remembered ones only when they differ from the defaults.
+    explicit = {k: v for k, v in options.items()
+                if not (k == "paths" and args.paths.strip() == "all") and not (k == "threads" and not args.threads)
+                and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)}
+    win = create_window(settings, spec=spec, options=explicit or None, csv_path=args.csv)
+    if spec is None and (dtype or bias is not None):
+        cur = win.panel.spec
+        if cur is not None:
+            win.panel.set_spec(cur.replace(dtype=dtype or cur.dtype, bias=cur.bias if bias is None else bias))
+    win.resize(width, height)
+    win.show()
+
+    probe = StallProbe()
+    state = {"code": EXIT_OK, "done": False}
+
+    def finish():
+        if state["done"]:
+            return
+        state["done"] = True
+        probe.stop()
+        if args.screenshot:
+            app.processEvents()
+            win.timing.redraw()
+            if not win.save_screenshot(args.screenshot, ask=False):
+                state["code"] = EXIT_FAILED
+        if args.json:
+            import json
+
+            print(json.dumps({"results": [r.row() for r in win.model.results]}, indent=1))
+        else:
+            for r in win.model.results:
+                med = f"{r.median_ms:.4g} ms" if r.median_ms is not None else r.error[:80]
+                print(f"{r.path:18s} {r.status:11s} {med}")
+        if args.csv:
+            print(f"wrote {win.model.rowCount()} rows to {args.csv}", file=sys.stderr)
+        if args.screenshot:
+            print(f"saved the window ({win.width()}x{win.height()}) to {args.screenshot}", file=sys.stderr)
+        print(probe.line(), flush=True)
+        win.close()
+        app.exit(state["code"])
+
+    def on_run_finished(cancelled: bool):
+        probe.stop()
+        if args.exit_when_done:
+            if win.last_error:
+                print(f"mkldnn-explorer gui: the run failed: {win.last_error}", file=sys.stderr)
+                state["code"] = EXIT_FAILED
+            QTimer.singleShot(250, finish)  # let the 30 Hz redraw and the views catch up before the screenshot
+
+    win.run_finished.connect(on_run_finished)
+
+    def start():
+        probe.start()
+        if not win.start_run():
+            msg = win.panel.error[0] if win.panel.error else win.status_label.text()
+            print(f"mkldnn-explorer gui: cannot start the run: {msg}", file=sys.stderr)
+            state["code"] = EXIT_BAD_INPUT
+            if args.exit_when_done:
+                finish()
+
+    if args.run:
+        QTimer.singleShot(200, start)
+    elif args.exit_when_done:
+        QTimer.singleShot(0, probe.start)
+        QTimer.singleShot(500, finish)
+    code = app.exec()
+    return state["code"] if state["done"] else code

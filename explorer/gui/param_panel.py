@@ -1,0 +1,434 @@
+"""The parameter panel: presets, the benchdnn descriptor (editable, synced both ways), a field for every
+spec value, dtype, bias, threads, budget and a check box per path. Validates as you type through the
+core's own checks (ConvSpec.validate, check_memory, validate_paths): the offending field is outlined, one
+sentence says why, and `validity_changed(False)` lets the window disable Run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from importlib import resources
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+    QSizePolicy, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from explorer.core.errors import ExplorerError, SpecError
+from explorer.core.paths import PATH_HELP, PATHS
+from explorer.core.spec import DTYPES, FIELD_HELP, ConvSpec, parse_descriptor
+from explorer.gui.colors import path_color
+
+# (row label, h-field, w-field or None, row tooltip)
+GRID = (
+    ("batch / groups", "mb", "g"),
+    ("channels in / out", "ic", "oc"),
+    ("input h / w", "ih", "iw"),
+    ("kernel h / w", "kh", "kw"),
+    ("stride h / w", "sh", "sw"),
+    ("padding h / w", "ph", "pw"),
+    ("dilation h / w", "dh", "dw"),
+)
+INT_FIELDS = tuple(f for row in GRID for f in row[1:])
+DTYPE_HELP = {
+    "f32": "32-bit float: every path supports it.",
+    "bf16": "bfloat16: runs on AMX or AVX-512 BF16 where oneDNN has it; some paths refuse it.",
+    "f16": "float16: oneDNN support depends on the CPU; some paths refuse it.",
+}
+INVALID_STYLE = "border: 2px solid #d93025; border-radius: 3px;"
+
+
+def load_presets() -> list[dict]:
+    """resources/presets.json (package explorer.resources): network, layer, desc, note, optional default."""
+    try:
+        text = resources.files("explorer.resources").joinpath("presets.json").read_text(encoding="utf-8")
+        data = json.loads(text)
+        return [p for p in data if isinstance(p, dict) and isinstance(p.get("desc"), str)]
+    except (OSError, ValueError, ModuleNotFoundError):
+        return []
+
+
+def default_preset(presets: list[dict]) -> dict | None:
+    for p in presets:
+        if p.get("default"):
+            return p
+    return presets[0] if presets else None
+
+
+def parse_pasted(text: str, dtype: str | None, bias: bool | None) -> ConvSpec:
+    """parse_descriptor, keeping the form's dtype/bias unless the pasted line says otherwise
+    (benchdnn --dt/--cfg/--dir, or a oneDNN verbose line's src data type and bia argument)."""
+    if re.search(r"--(dt|cfg)=", text):
+        dtype = None
+    if "--dir=" in text:
+        bias = None
+    if "," in text:  # a oneDNN verbose line
+        m = re.search(r"\bsrc[:_](f32|bf16|f16)\b", text)
+        if m:
+            dtype = m.group(1)
+        m = re.search(r"\bbia[:_]([a-z0-9]+)", text)
+        if m:
+            bias = m.group(1) != "undef"
+    return parse_descriptor(text, dtype=dtype, bias=bias)
+
+
+def _swatch(color: str, size: int = 12) -> QIcon:
+    pm = QPixmap(size, size)
+    pm.fill(QColor(color))
+    return QIcon(pm)
+
+
+class ParamPanel(QWidget):
+    spec_changed = Signal(object)  # ConvSpec or None
+    validity_changed = Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("paramPanel")
+        self._spec: ConvSpec | None = None
+        self._error: tuple[str, str] | None = None
+        self._valid = False
+        self._syncing = False
+        self.presets = load_presets()
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        outer.setSpacing(6)
+
+        # ---- problem --------------------------------------------------------------------------------
+        box = QGroupBox("Convolution")
+        form = QVBoxLayout(box)
+        form.setSpacing(4)
+        self.preset_combo = QComboBox()
+        self.preset_combo.setToolTip("A real layer from a known network; picking one fills every field below.")
+        self.preset_combo.addItem("(custom)")
+        for p in self.presets:
+            self.preset_combo.addItem(f"{p.get('network', '?')} — {p.get('layer', '?')}", p)
+            self.preset_combo.setItemData(self.preset_combo.count() - 1, p.get("note", p["desc"]), Qt.ToolTipRole)
+        self.preset_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.preset_combo.setMinimumContentsLength(18)
+        self.preset_combo.activated.connect(self._on_preset)
+        form.addWidget(QLabel("Preset"))
+        form.addWidget(self.preset_combo)
+        self.desc_edit = QLineEdit()
+        self.desc_edit.setObjectName("desc")
+        self.desc_edit.setPlaceholderText("mb2ic16ih14oc16oh14kh3ph1, or paste a benchdnn / oneDNN verbose line")
+        self.desc_edit.setToolTip(
+            "The benchdnn descriptor, kept in sync with the fields; paste a batch-file or oneDNN verbose line here."
+        )
+        self.desc_edit.textEdited.connect(self._on_desc_edited)
+        self.desc_edit.editingFinished.connect(self._on_desc_finished)
+        form.addWidget(QLabel("benchdnn descriptor"))
+        form.addWidget(self.desc_edit)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(6)
+        grid.setVerticalSpacing(3)
+        self.fields: dict[str, QLineEdit] = {}
+        for r, (label, fh, fw) in enumerate(GRID):
+            lab = QLabel(label)
+            grid.addWidget(lab, r, 0)
+            for c, key in ((1, fh), (2, fw)):
+                e = QLineEdit()
+                e.setObjectName(key)
+                e.setToolTip(f"{key}: {FIELD_HELP[key]}.")
+                e.setPlaceholderText(key)
+                e.setMaximumWidth(90)
+                e.setAlignment(Qt.AlignRight)
+                e.textEdited.connect(self._on_field_edited)
+                self.fields[key] = e
+                grid.addWidget(e, r, c)
+        r = len(GRID)
+        grid.addWidget(QLabel("output h × w"), r, 0)
+        self.out_label = QLabel("-")
+        self.out_label.setToolTip("Output size computed from input, kernel, stride, padding and dilation.")
+        grid.addWidget(self.out_label, r, 1, 1, 2)
+        r += 1
+        grid.addWidget(QLabel("dtype"), r, 0)
+        self.dtype_combo = QComboBox()
+        self.dtype_combo.setObjectName("dtype")
+        for i, d in enumerate(DTYPES):
+            self.dtype_combo.addItem(d)
+            self.dtype_combo.setItemData(i, DTYPE_HELP.get(d, d), Qt.ToolTipRole)
+        self.dtype_combo.setToolTip("Data type of input, weight and output for every path.")
+        self.dtype_combo.currentTextChanged.connect(self._on_field_edited)
+        grid.addWidget(self.dtype_combo, r, 1)
+        self.bias_check = QCheckBox("bias")
+        self.bias_check.setObjectName("bias")
+        self.bias_check.setToolTip("Add a bias to the convolution (benchdnn FWD_B); off is FWD_D.")
+        self.bias_check.toggled.connect(self._on_field_edited)
+        grid.addWidget(self.bias_check, r, 2)
+        r += 1
+        grid.addWidget(QLabel("name"), r, 0)
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("name")
+        self.name_edit.setToolTip("A label for the layer (benchdnn's n\"...\"); it does not change the problem.")
+        self.name_edit.textEdited.connect(self._on_field_edited)
+        grid.addWidget(self.name_edit, r, 1, 1, 2)
+        form.addLayout(grid)
+        self.ops_label = QLabel("")
+        self.ops_label.setToolTip("benchdnn's op count: only kernel taps that land inside the input are counted.")
+        form.addWidget(self.ops_label)
+        outer.addWidget(box)
+
+        # ---- run options -----------------------------------------------------------------------------
+        box = QGroupBox("Run")
+        f2 = QFormLayout(box)
+        f2.setVerticalSpacing(3)
+        self.threads_spin = QSpinBox()
+        self.threads_spin.setObjectName("threads")
+        self.threads_spin.setRange(0, os.cpu_count() or 1)
+        self.threads_spin.setSpecialValueText("auto (torch default)")
+        self.threads_spin.setToolTip("torch threads for the run; auto keeps torch's own setting.")
+        self.threads_spin.valueChanged.connect(self._on_field_edited)
+        f2.addRow("threads", self.threads_spin)
+        self.budget_spin = QSpinBox()
+        self.budget_spin.setObjectName("budget_ms")
+        self.budget_spin.setRange(1, 600_000)
+        self.budget_spin.setSingleStep(100)
+        self.budget_spin.setSuffix(" ms")
+        self.budget_spin.setValue(500)
+        self.budget_spin.setToolTip("Time budget per path; timing stops earlier once the median is known to 0.5%.")
+        self.budget_spin.valueChanged.connect(self._on_field_edited)
+        f2.addRow("budget / path", self.budget_spin)
+        self.trace_check = QCheckBox("record oneDNN trace and layouts")
+        self.trace_check.setChecked(True)
+        self.trace_check.setToolTip("One extra traced call per path (outside the timing) for the Trace and Layouts tabs.")
+        f2.addRow(self.trace_check)
+        outer.addWidget(box)
+
+        # ---- paths ----------------------------------------------------------------------------------
+        self.paths_box = QGroupBox("Paths")
+        self.paths_box.setObjectName("paths")
+        pl = QGridLayout(self.paths_box)
+        pl.setVerticalSpacing(2)
+        self.path_checks: dict[str, QCheckBox] = {}
+        for i, p in enumerate(PATHS):
+            cb = QCheckBox(p)
+            cb.setObjectName(f"path_{p}")
+            cb.setIcon(_swatch(path_color(p)))
+            cb.setChecked(True)
+            cb.setToolTip(PATH_HELP[p])
+            cb.toggled.connect(self._on_field_edited)
+            self.path_checks[p] = cb
+            pl.addWidget(cb, i // 2, i % 2)
+        outer.addWidget(self.paths_box)
+
+        # ---- message + buttons ------------------------------------------------------------------------
+        self.message = QLabel("")
+        self.message.setObjectName("message")
+        self.message.setWordWrap(True)
+        self.message.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        self.message.setStyleSheet("color: #d93025; font-weight: 600;")
+        outer.addWidget(self.message)
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("run")
+        self.run_button.setToolTip("Time every selected path (Ctrl+R).")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stop")
+        self.stop_button.setToolTip("Stop after the current call; finished paths keep their rows (Esc).")
+        self.stop_button.setEnabled(False)
+        buttons.addWidget(self.run_button, 2)
+        buttons.addWidget(self.stop_button, 1)
+        outer.addLayout(buttons)
+        outer.addStretch(1)
+
+    # ---- public API -----------------------------------------------------------------------------------
+    @property
+    def spec(self) -> ConvSpec | None:
+        return self._spec if self._valid else None
+
+    @property
+    def error(self) -> tuple[str, str] | None:
+        """(one-sentence message, field) while the form is invalid."""
+        return self._error
+
+    @property
+    def is_valid(self) -> bool:
+        return self._valid
+
+    def paths(self) -> tuple[str, ...]:
+        return tuple(p for p in PATHS if self.path_checks[p].isChecked())
+
+    def options(self) -> dict:
+        return {
+            "paths": list(self.paths()),
+            "threads": self.threads_spin.value() or None,
+            "budget_ms": float(self.budget_spin.value()),
+            "trace": self.trace_check.isChecked(),
+        }
+
+    def run_options(self):
+        from explorer.core.runner import RunOptions
+
+        o = self.options()
+        return RunOptions(paths=tuple(o["paths"]), threads=o["threads"], budget_ms=o["budget_ms"], trace=o["trace"])
+
+    def set_spec(self, spec: ConvSpec) -> None:
+        self._fill(spec, set_desc=True)
+        self._select_preset_for(spec)
+        self._validate()
+
+    def set_descriptor(self, text: str) -> None:
+        """As if the user pasted `text` into the descriptor field."""
+        self.desc_edit.setText(text)
+        self._on_desc_edited(text)
+        self._on_desc_finished()
+
+    def set_options(self, paths=None, threads=None, budget_ms=None, trace=None) -> None:
+        self._syncing = True
+        try:
+            if paths is not None:
+                for p, cb in self.path_checks.items():
+                    cb.setChecked(p in paths)
+            if threads is not None:
+                self.threads_spin.setValue(int(threads) if threads else 0)
+            if budget_ms is not None:
+                self.budget_spin.setValue(int(round(float(budget_ms))))
+            if trace is not None:
+                self.trace_check.setChecked(bool(trace))
+        finally:
+            self._syncing = False
+        self._validate()
+
+    def select_default_preset(self) -> None:
+        p = default_preset(self.presets)
+        if p:
+            self.set_descriptor(p["desc"])
+
+    def set_running(self, running: bool) -> None:
+        self.stop_button.setEnabled(running)
+        self.run_button.setEnabled(self._valid and not running)
+        self._running = running
+
+    # ---- syncing --------------------------------------------------------------------------------------
+    def _fill(self, spec: ConvSpec, set_desc: bool) -> None:
+        self._syncing = True
+        try:
+            for key, e in self.fields.items():
+                e.setText(str(getattr(spec, key)))
+            self.dtype_combo.setCurrentText(spec.dtype)
+            self.bias_check.setChecked(spec.bias)
+            self.name_edit.setText(spec.name)
+            if set_desc:
+                self.desc_edit.setText(spec.descriptor())
+        finally:
+            self._syncing = False
+
+    def _select_preset_for(self, spec: ConvSpec) -> None:
+        for i in range(1, self.preset_combo.count()):
+            p = self.preset_combo.itemData(i)
+            try:
+                ps = parse_descriptor(p["desc"], dtype=spec.dtype, bias=spec.bias)
+            except ExplorerError:
+                continue
+            if ps.replace(name="") == spec.replace(name=""):
+                self.preset_combo.setCurrentIndex(i)
+                return
+        self.preset_combo.setCurrentIndex(0)
+
+    def _on_preset(self, index: int) -> None:
+        p = self.preset_combo.itemData(index)
+        if isinstance(p, dict):
+            self.set_descriptor(p["desc"])
+            self.preset_combo.setCurrentIndex(index)
+
+    def _on_desc_edited(self, text: str) -> None:
+        if self._syncing:
+            return
+        try:
+            spec = parse_pasted(text, self.dtype_combo.currentText(), self.bias_check.isChecked())
+        except SpecError as e:
+            self._set_error(str(e), "desc" if e.field not in self.fields else e.field, desc_error=True)
+            return
+        self._fill(spec, set_desc=False)
+        self._select_preset_for(spec)
+        self._validate()
+
+    def _on_desc_finished(self) -> None:
+        if self._valid and self._spec is not None:
+            self._syncing = True
+            self.desc_edit.setText(self._spec.descriptor())  # canonical form once the user is done
+            self._syncing = False
+
+    def _on_field_edited(self, *_) -> None:
+        if self._syncing:
+            return
+        self._validate(update_desc=True)
+        if self._valid:
+            self._select_preset_for(self._spec)
+
+    # ---- validation -----------------------------------------------------------------------------------
+    def _read_fields(self) -> ConvSpec:
+        values = {}
+        for key, e in self.fields.items():
+            text = e.text().strip()
+            try:
+                values[key] = int(text)
+            except ValueError:
+                what = "empty" if not text else repr(text)
+                raise SpecError(f"{key} ({FIELD_HELP[key]}) must be a whole number, got {what}.", key) from None
+        return ConvSpec(
+            **values, bias=self.bias_check.isChecked(), dtype=self.dtype_combo.currentText(),
+            name=self.name_edit.text().strip().replace('"', ""),
+        )
+
+    def _validate(self, update_desc: bool = False) -> None:
+        from explorer.core.memory import check_memory
+        from explorer.core.runner import validate_paths
+
+        try:
+            spec = self._read_fields().validate()
+            validate_paths(self.paths())
+            check_memory(spec, self.paths())
+        except ExplorerError as e:
+            self._set_error(str(e), getattr(e, "field", None) or "desc", desc_error=False)
+            return
+        self._spec = spec
+        if update_desc:
+            self._syncing = True
+            self.desc_edit.setText(spec.descriptor())
+            self._syncing = False
+        self.out_label.setText(f"{spec.oh} × {spec.ow}")
+        self.ops_label.setText(f"{spec.ops / 1e9:.3g} GFLOP per call (benchdnn count)")
+        self._set_error(None, None)
+        self.spec_changed.emit(spec)
+
+    def _set_error(self, message: str | None, field: str | None, desc_error: bool = False) -> None:
+        widgets = dict(self.fields)
+        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit)
+        for w in widgets.values():
+            w.setStyleSheet("")
+        was = self._valid
+        if message is None:
+            self._error = None
+            self._valid = True
+            self.message.setText("")
+            self.desc_edit.setToolTip(self.desc_edit.toolTip())
+        else:
+            self._error = (message, field or "desc")
+            self._valid = False
+            target = widgets.get(field) if not desc_error else self.desc_edit
+            if field in ("oh", "ow"):
+                target = self.desc_edit
+            target = target or self.desc_edit
+            target.setStyleSheet(
+                INVALID_STYLE if not isinstance(target, QGroupBox) else "QGroupBox { border: 2px solid #d93025; }"
+            )
+            self.message.setText(message[:1].upper() + message[1:])
+            self.out_label.setText("-")
+            self.ops_label.setText("")
+            self.spec_changed.emit(None)
+        self.run_button.setEnabled(self._valid and not getattr(self, "_running", False))
+        if was != self._valid:
+            self.validity_changed.emit(self._valid)
+
+    def field_widget(self, name: str) -> QWidget | None:
+        widgets = dict(self.fields)
+        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit)
+        return widgets.get(name)

@@ -1,0 +1,209 @@
+"""The results table: one row per finished (spec, path), sortable through a QSortFilterProxyModel."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from explorer.core.paths import PATH_HELP
+from explorer.gui.colors import qcolor
+
+SORT_ROLE = Qt.UserRole + 1
+RESULT_ROLE = Qt.UserRole + 2
+
+
+def _bytes(v) -> str:
+    if v is None:
+        return ""
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= div:
+            return f"{v / div:.1f} {unit}"
+    return f"{v} B"
+
+
+def _num(v, fmt="{:.4g}") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return fmt.format(v)
+
+
+# (header, tooltip, value(result, model) -> sort value, text(value) -> str)
+COLUMNS = [
+    ("path", "Execution path (hover a path for what it does).", lambda r, m: r.path, str),
+    ("status", "ok, unsupported (torch refuses this path) or error.", lambda r, m: r.status, str),
+    ("median ms", "Median time per call in milliseconds.", lambda r, m: r.median_ms, _num),
+    ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
+    ("min ms", "Fastest single call.", lambda r, m: r.min_ms, _num),
+    ("vs baseline", "Speed relative to the baseline path chosen above the summary chart (>1 is faster).",
+     lambda r, m: m.speedup(r), lambda v: _num(v, "{:.2f}x")),
+    ("GFLOP/s", "benchdnn op count divided by the median time.", lambda r, m: r.gflops, lambda v: _num(v, "{:.1f}")),
+    ("% peak", "GFLOP/s as a share of this machine's measured matmul peak (blank until measured).",
+     lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%")),
+    ("samples", "Timed calls after one warm-up.", lambda r, m: r.samples or None, lambda v: "" if v is None else str(v)),
+    ("max err", "Largest absolute difference from PyTorch's own f32 kernels.", lambda r, m: r.max_abs_err,
+     lambda v: _num(v, "{:.1e}")),
+    ("input", "Bytes the path stores for the input (padding included).", lambda r, m: r.input_bytes, _bytes),
+    ("weight", "Bytes the path stores for the weight.", lambda r, m: r.weight_bytes, _bytes),
+    ("output", "Bytes of the output the path produces.", lambda r, m: r.output_bytes, _bytes),
+    ("reorders", "oneDNN reorder primitives in one traced call.", lambda r, m: r.reorder_count,
+     lambda v: "" if v is None else str(v)),
+    ("kernel", "oneDNN implementation of the convolution (blank: not oneDNN).", lambda r, m: r.conv_impl, str),
+    ("src / wei / dst", "oneDNN format tags the kernel used.",
+     lambda r, m: " / ".join(t or "-" for t in (r.src_tag, r.wei_tag, r.dst_tag)) if r.conv_impl else "", str),
+    ("dtype", "Data type.", lambda r, m: r.spec.dtype, str),
+    ("threads", "torch threads during the run.", lambda r, m: r.threads, str),
+    ("spec", "benchdnn descriptor of the problem.", lambda r, m: r.spec.descriptor(), str),
+    ("error", "torch's reason when the path did not run.", lambda r, m: r.error, str),
+]
+HEADERS = [c[0] for c in COLUMNS]
+TEXT_COLUMNS = {"path", "status", "kernel", "src / wei / dst", "dtype", "spec", "error"}
+
+
+class ResultsModel(QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._results: list = []
+        self.baseline = "dense"
+        self.peak_fp32: float | None = None
+        self.peak_bf16: float | None = None
+
+    # ---- data ------------------------------------------------------------------------------------
+    @property
+    def results(self) -> list:
+        return list(self._results)
+
+    def add(self, result) -> None:
+        n = len(self._results)
+        self.beginInsertRows(QModelIndex(), n, n)
+        self._results.append(result)
+        self.endInsertRows()
+        self._refresh_derived()
+
+    def set_results(self, results) -> None:
+        self.beginResetModel()
+        self._results = list(results)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_results([])
+
+    def result(self, row: int):
+        return self._results[row] if 0 <= row < len(self._results) else None
+
+    def set_baseline(self, path: str) -> None:
+        self.baseline = path
+        self._refresh_derived()
+
+    def set_peak(self, fp32: float | None, bf16: float | None) -> None:
+        self.peak_fp32, self.peak_bf16 = fp32, bf16
+        self._refresh_derived()
+
+    def _refresh_derived(self) -> None:
+        if self._results:
+            for name in ("vs baseline", "% peak"):
+                c = HEADERS.index(name)
+                self.dataChanged.emit(self.index(0, c), self.index(len(self._results) - 1, c))
+
+    def speedup(self, r):
+        if r.status != "ok" or not r.median_ms:
+            return None
+        for b in self._results:
+            if b.path == self.baseline and b.status == "ok" and b.median_ms and b.spec == r.spec:
+                return b.median_ms / r.median_ms
+        return None
+
+    def pct_peak(self, r):
+        if not r.gflops:
+            return None
+        peak = self.peak_bf16 if (r.spec.dtype == "bf16" and self.peak_bf16) else self.peak_fp32
+        if peak:
+            return 100.0 * r.gflops / peak
+        return r.pct_peak
+
+    # ---- Qt model API ------------------------------------------------------------------------------
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self._results)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal:
+            if role == Qt.DisplayRole:
+                return COLUMNS[section][0]
+            if role == Qt.ToolTipRole:
+                return COLUMNS[section][1]
+        elif role == Qt.DisplayRole:
+            return str(section + 1)
+        return None
+
+    def value(self, row: int, col: int):
+        r = self._results[row]
+        return COLUMNS[col][2](r, self)
+
+    def text(self, row: int, col: int) -> str:
+        v = self.value(row, col)
+        if v is None or v == "":
+            return ""
+        return COLUMNS[col][3](v)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        r = self._results[row]
+        name = HEADERS[col]
+        if role == Qt.DisplayRole:
+            return self.text(row, col)
+        if role == SORT_ROLE:
+            v = self.value(row, col)
+            if name in TEXT_COLUMNS:
+                return "" if v is None else str(v)
+            return -math.inf if v is None else float(v)
+        if role == RESULT_ROLE:
+            return r
+        if role == Qt.DecorationRole and name == "path":
+            return qcolor(r.path)
+        if role == Qt.ForegroundRole and name == "status" and r.status != "ok":
+            return QBrush(QColor("#c0392b"))
+        if role == Qt.FontRole and name == "path":
+            f = QFont()
+            f.setBold(True)
+            return f
+        if role == Qt.ToolTipRole:
+            if name == "path":
+                return PATH_HELP.get(r.path, r.path)
+            if name in ("error", "status") and r.error:
+                return r.error
+            return self.text(row, col) or None
+        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS:
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+
+class ResultsProxy(QSortFilterProxyModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setDynamicSortFilter(True)
+
+
+def selection_tsv(view) -> str:
+    """The selected cells of a table view as tab-separated text with a header row (what Ctrl+C copies)."""
+    model = view.model()
+    idx = view.selectionModel().selectedIndexes() if view.selectionModel() else []
+    if not idx:
+        return ""
+    rows = sorted({i.row() for i in idx})
+    cols = sorted({i.column() for i in idx})
+    chosen = {(i.row(), i.column()) for i in idx}
+    lines = ["\t".join(str(model.headerData(c, Qt.Horizontal, Qt.DisplayRole)) for c in cols)]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = model.data(model.index(r, c), Qt.DisplayRole) if (r, c) in chosen else ""
+            cells.append(str(v or "").replace("\t", " ").replace("\n", " "))
+        lines.append("\t".join(cells))
+    return "\n".join(lines) + "\n"

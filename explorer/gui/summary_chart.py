@@ -1,0 +1,186 @@
+"""Per-path summary: median time as a bar with the IQR (p25..p75) as whiskers, one row per path, and a
+label with GFLOP/s, % of peak and the speed against the chosen baseline path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer.core.paths import PATH_HELP, PATHS
+from explorer.gui.colors import ordered, path_color, qcolor, theme
+from explorer.gui.timing_chart import cache_static_items
+
+
+class _Stat:
+    __slots__ = ("median", "p25", "p75", "gflops", "pct", "status", "live", "n")
+
+    def __init__(self, median=None, p25=None, p75=None, gflops=None, pct=None, status="ok", live=False, n=0):
+        self.median, self.p25, self.p75 = median, p25, p75
+        self.gflops, self.pct, self.status, self.live, self.n = gflops, pct, status, live, n
+
+
+class SummaryChart(QWidget):
+    baseline_changed = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("summaryChart")
+        self.baseline_combo = QComboBox()
+        self.baseline_combo.setToolTip("The path every other path's speed is compared with (>1x means faster).")
+        for p in PATHS:
+            self.baseline_combo.addItem(p)
+            self.baseline_combo.setItemData(self.baseline_combo.count() - 1, PATH_HELP[p], 3)  # Qt.ToolTipRole
+            self.baseline_combo.setItemData(self.baseline_combo.count() - 1, qcolor(p), 1)  # Qt.DecorationRole
+        self.baseline_combo.currentTextChanged.connect(self._on_baseline)
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 2, 6, 0)
+        self.caption = QLabel("Median per call, whiskers: IQR")
+        head.addWidget(self.caption)
+        head.addStretch(1)
+        head.addWidget(QLabel("Baseline:"))
+        head.addWidget(self.baseline_combo)
+        self.plot_widget = pg.PlotWidget()
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.setTitle("Summary per path")
+        self.plot.setLabel("bottom", "median time per call", units="ms")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.showGrid(x=True, y=False, alpha=0.25)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.getViewBox().invertY(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addLayout(head)
+        lay.addWidget(self.plot_widget)
+        self._stats: dict[str, _Stat] = {}
+        self._items: list = []
+        self._tick_paths: list = [None]
+        self._xr = 0.0
+        self.peak_fp32: float | None = None
+        self.peak_bf16: float | None = None
+        self.dtype = "f32"
+        self._theme = "light"
+        cache_static_items(self.plot)
+        self.set_theme("light")
+
+    # ---- data in -----------------------------------------------------------------------------------
+    @property
+    def baseline(self) -> str:
+        return self.baseline_combo.currentText()
+
+    def set_baseline(self, path: str) -> None:
+        if path in PATHS:
+            self.baseline_combo.setCurrentText(path)
+
+    def _on_baseline(self, path: str) -> None:
+        self.redraw()
+        self.baseline_changed.emit(path)
+
+    def clear(self) -> None:
+        self._stats.clear()
+        self.redraw()
+
+    def set_peak(self, fp32, bf16) -> None:
+        self.peak_fp32, self.peak_bf16 = fp32, bf16
+        self.redraw()
+
+    def set_live(self, path: str, samples: np.ndarray, ops: int | None = None) -> None:
+        """A running path's estimate from the samples so far (drawn lighter until its result arrives)."""
+        if samples is None or not len(samples):
+            return
+        p25, med, p75 = np.percentile(samples, (25, 50, 75))
+        g = ops / (med / 1e3) / 1e9 if (ops and med > 0) else None
+        self._stats[path] = _Stat(float(med), float(p25), float(p75), g, None, "ok", True, len(samples))
+
+    def set_result(self, r) -> None:
+        if r.status != "ok" or r.median_ms is None:
+            self._stats[r.path] = _Stat(status=r.status)
+        else:
+            p25 = r.p25_ms if r.p25_ms is not None else r.median_ms
+            p75 = r.p75_ms if r.p75_ms is not None else r.median_ms
+            self._stats[r.path] = _Stat(r.median_ms, p25, p75, r.gflops, r.pct_peak, "ok", False, r.samples)
+        self.dtype = r.spec.dtype
+        self.redraw()
+
+    def _pct(self, s: _Stat):
+        peak = self.peak_bf16 if (self.dtype == "bf16" and self.peak_bf16) else self.peak_fp32
+        if s.gflops and peak:
+            return 100.0 * s.gflops / peak
+        return s.pct
+
+    def bar_count(self) -> int:
+        return sum(1 for s in self._stats.values() if s.median is not None)
+
+    # ---- drawing -----------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        for it in self._items:
+            self.plot.removeItem(it)
+        self._items.clear()
+        t = theme(self._theme)
+        paths = ordered(self._stats)
+        if paths != self._tick_paths:  # an axis repaint is costly: only when the rows change
+            self._tick_paths = paths
+            self.plot.getAxis("left").setTicks([[(i, p) for i, p in enumerate(paths)]])
+            self.plot.setYRange(-0.6, max(len(paths), 3) - 0.4, padding=0)
+        if not paths:
+            self._xr = 1.0
+            self.plot.setXRange(0, 1)
+            return
+        base = self._stats.get(self.baseline)
+        base_med = base.median if (base and base.median and not base.live) else None
+        xmax = max((s.p75 or 0.0) for s in self._stats.values()) or 1.0
+        for i, p in enumerate(paths):
+            s = self._stats[p]
+            if s.median is None:
+                txt = pg.TextItem(f"{s.status}", color=t["error"], anchor=(0, 0.5))
+                txt.setPos(0, i)
+                self.plot.addItem(txt)
+                self._items.append(txt)
+                continue
+            color = qcolor(p, 110 if s.live else 230)
+            bar = pg.BarGraphItem(x0=[0], y=[i], height=[0.62], width=[s.median], brush=color,
+                                  pen=pg.mkPen(path_color(p), width=1))
+            err = pg.ErrorBarItem(x=np.array([s.median]), y=np.array([i], dtype=float),
+                                  left=np.array([s.median - s.p25]), right=np.array([s.p75 - s.median]),
+                                  beam=0.28, pen=pg.mkPen(t["fg"], width=1.5))
+            parts = [f"{s.median:.4g} ms"]
+            if s.gflops:
+                parts.append(f"{s.gflops:.1f} GFLOP/s")
+            pct = self._pct(s)
+            if pct is not None and not s.live:
+                parts.append(f"{pct:.0f}% peak")
+            if base_med and not s.live:
+                parts.append("baseline" if p == self.baseline else f"{base_med / s.median:.2f}x")
+            if s.live:
+                parts.append(f"running, {s.n} calls")
+            txt = pg.TextItem("  " + " · ".join(parts), color=t["fg"], anchor=(0, 0.5))
+            txt.setPos(s.p75, i)
+            for it in (bar, err, txt):
+                self.plot.addItem(it)
+                self._items.append(it)
+        # Room on the right for the labels; the range moves in steps, not on every live update.
+        want = xmax * 2.1
+        if want > self._xr or want < self._xr * 0.6:
+            self._xr = want * 1.1
+            self.plot.setXRange(0, self._xr, padding=0)
+
+    def set_theme(self, name: str) -> None:
+        self._theme = name
+        t = theme(name)
+        self.plot_widget.setBackground(t["bg"])
+        for axn in ("left", "bottom"):
+            a = self.plot.getAxis(axn)
+            a.setPen(pg.mkPen(t["muted"]))
+            a.setTextPen(pg.mkPen(t["fg"]))
+        self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
+        self.redraw()
+
+
+def finite(v) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))

@@ -1,0 +1,253 @@
+"""Torch work off the GUI thread: a QObject moved to a QThread runs the core's iter_run generator.
+
+superqt's thread_worker pattern: the generator does the work and yields often; the worker forwards what it
+yields as signals and checks a cancel flag between yields (the core checks it after every timed call too,
+so Stop takes effect within one call). Samples are coalesced and emitted at most every `emit_interval_s`,
+never per call. Finished rows go to the optional CsvSink from the worker thread *before* they are signalled,
+so a CSV is complete even if the window closes while signals are still queued.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Callable
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from explorer.core.errors import ExplorerError
+
+
+class RunWorker(QObject):
+    """Runs one spec over the selected paths. Lives in its own QThread; every signal is queued to the GUI."""
+
+    path_started = Signal(str, int, int)  # path, index, total
+    samples = Signal(str, object, int, float, float)  # path, new samples (ms, np.ndarray), n, elapsed_s, budget_s
+    path_finished = Signal(object)  # explorer.core.results.Result
+    failed = Signal(str, str)  # one-sentence message, field ("" when none)
+    done = Signal(bool)  # True when cancelled
+
+    def __init__(self, spec, opts, csv_path=None, emit_interval_s: float = 0.05):
+        super().__init__()
+        self.spec, self.opts, self.csv_path = spec, opts, csv_path
+        self.emit_interval_s = emit_interval_s
+        self._cancel = threading.Event()
+        self.results: list = []  # finished results, readable after the thread ends
+
+    def cancel(self) -> None:
+        """Thread-safe: the core sees it after the current timed call."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @Slot()
+    def run(self) -> None:
+        from explorer.core.results import CsvSink
+        from explorer.core.runner import PathFinished, PathStarted, Samples, iter_run
+
+        pending: list[np.ndarray] = []
+        last = {"path": "", "n": 0, "elapsed": 0.0, "budget": 0.0, "t": 0.0}
+
+        def flush() -> None:
+            if pending:
+                arr = np.concatenate(pending) if len(pending) > 1 else pending[0]
+                pending.clear()
+                self.samples.emit(last["path"], arr, last["n"], last["elapsed"], last["budget"])
+                last["t"] = time.monotonic()
+
+        try:
+            sink = CsvSink(self.csv_path)
+            for ev in iter_run(self.spec, self.opts, cancel=self._cancel.is_set):
+                if isinstance(ev, Samples):
+                    if ev.path != last["path"]:
+                        flush()
+                    pending.append(np.asarray(ev.new_ms, dtype=np.float64))
+                    last.update(path=ev.path, n=ev.n, elapsed=ev.elapsed_s, budget=ev.budget_s)
+                    if time.monotonic() - last["t"] >= self.emit_interval_s:
+                        flush()
+                elif isinstance(ev, PathStarted):
+                    flush()
+                    last["path"] = ev.path
+                    self.path_started.emit(ev.path, ev.index, ev.total)
+                elif isinstance(ev, PathFinished):
+                    flush()
+                    self.results.append(ev.result)
+                    sink.add(ev.result)  # on disk before the GUI hears of it
+                    self.path_finished.emit(ev.result)
+            flush()
+        except ExplorerError as e:
+            flush()
+            self.failed.emit(str(e), getattr(e, "field", None) or "")
+        except Exception as e:  # noqa: BLE001 - shown to the user, never crashes the app
+            flush()
+            traceback.print_exc()
+            self.failed.emit(f"{type(e).__name__}: {e}", "")
+        finally:
+            self.done.emit(self._cancel.is_set())
+
+
+class RunController(QObject):
+    """Owns the QThread of one run at a time and re-emits the worker's signals in the GUI thread."""
+
+    path_started = Signal(str, int, int)
+    samples = Signal(str, object, int, float, float)
+    path_finished = Signal(object)
+    failed = Signal(str, str)
+    finished = Signal(bool)  # the run ended (True: cancelled); the thread has stopped
+    running_changed = Signal(bool)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._thread: QThread | None = None
+        self._worker: RunWorker | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self, spec, opts, csv_path=None) -> bool:
+        if self.running:
+            return False
+        thread = QThread()
+        thread.setObjectName("mkldnn-explorer-run")
+        worker = RunWorker(spec, opts, csv_path)
+        worker.moveToThread(thread)
+        # Receivers are slots of this QObject (GUI thread): Qt queues every cross-thread emission.
+        worker.path_started.connect(self._on_path_started)
+        worker.samples.connect(self._on_samples)
+        worker.path_finished.connect(self._on_path_finished)
+        worker.failed.connect(self._on_failed)
+        worker.done.connect(thread.quit)
+        thread.started.connect(worker.run)
+        thread.finished.connect(self._on_thread_finished)
+        self._thread, self._worker = thread, worker
+        thread.start()
+        self.running_changed.emit(True)
+        return True
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def shutdown(self, timeout_ms: int = 60_000) -> bool:
+        """Cancel, wait for the thread, and deliver the signals still queued (no finished row is lost)."""
+        if self._thread is None:
+            return True
+        self.stop()
+        thread = self._thread
+        ok = thread.wait(timeout_ms)
+        QCoreApplication.sendPostedEvents(self, 0)  # queued path_finished etc. reach the window now
+        if self._thread is thread:  # the finished() signal may still be queued: end the run here
+            self._on_thread_finished()
+        return ok
+
+    # ---- slots in the GUI thread ------------------------------------------------------------------
+    @Slot(str, int, int)
+    def _on_path_started(self, path, index, total):
+        self.path_started.emit(path, index, total)
+
+    @Slot(str, object, int, float, float)
+    def _on_samples(self, path, arr, n, elapsed, budget):
+        self.samples.emit(path, arr, n, elapsed, budget)
+
+    @Slot(object)
+    def _on_path_finished(self, result):
+        self.path_finished.emit(result)
+
+    @Slot(str, str)
+    def _on_failed(self, message, field):
+        self.failed.emit(message, field)
+
+    @Slot()
+    def _on_thread_finished(self):
+        thread, worker = self._thread, self._worker
+        if thread is None:
+            return
+        QCoreApplication.sendPostedEvents(self, 0)  # rows emitted just before the end come first
+        cancelled = worker.cancelled if worker else False
+        self._thread, self._worker = None, None
+        thread.wait()  # returns at once: finished() was emitted as the thread ended
+        del worker  # Python owns both objects; the thread has stopped, so dropping them is safe
+        self.running_changed.emit(False)
+        self.finished.emit(cancelled)
+
+
+class CallWorker(QObject):
+    """Runs one callable in a QThread (e.g. measuring the machine's peak) and reports its value or error."""
+
+    succeeded = Signal(object)
+    failed = Signal(str)
+    finished = Signal()
+
+    def __init__(self, fn: Callable[[], object], parent=None):
+        super().__init__(parent)
+        self._fn = fn
+        self._thread: QThread | None = None
+        self._inner: _Call | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        thread = QThread()
+        inner = _Call(self._fn)
+        inner.moveToThread(thread)
+        inner.value.connect(self._on_value)
+        inner.error.connect(self._on_error)
+        inner.done.connect(thread.quit)
+        thread.started.connect(inner.run)
+        thread.finished.connect(self._on_finished)
+        self._thread, self._inner = thread, inner
+        thread.start()
+
+    def wait(self, timeout_ms: int = 60_000) -> bool:
+        if self._thread is None:
+            return True
+        ok = self._thread.wait(timeout_ms)
+        QCoreApplication.sendPostedEvents(self, 0)
+        if self._thread is not None:
+            self._on_finished()
+        return ok
+
+    @Slot(object)
+    def _on_value(self, v):
+        self.succeeded.emit(v)
+
+    @Slot(str)
+    def _on_error(self, msg):
+        self.failed.emit(msg)
+
+    @Slot()
+    def _on_finished(self):
+        thread, inner = self._thread, self._inner
+        if thread is None:
+            return
+        QCoreApplication.sendPostedEvents(self, 0)
+        self._thread, self._inner = None, None
+        thread.wait()
+        del inner
+        self.finished.emit()
+
+
+class _Call(QObject):
+    value = Signal(object)
+    error = Signal(str)
+    done = Signal()
+
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    @Slot()
+    def run(self):
+        try:
+            self.value.emit(self._fn())
+        except Exception as e:  # noqa: BLE001
+            self.error.emit(f"{type(e).__name__}: {e}")
+        finally:
+            self.done.emit()
