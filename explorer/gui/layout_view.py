@@ -687,7 +687,9 @@ class LayoutView(QtWidgets.QWidget):
             reason = tl.unknown_reason or "no layout was recorded for this tensor"
             if not reason.lower().startswith("unknown"):
                 reason = f"unknown, because {reason}"
-            self.unknown_label.setText(f"Layout {reason}.".replace("..", "."))
+            hint = ("\n\nChoose \u201cas the kernel used it\u201d to see the layout the oneDNN trace recorded."
+                    if has_kernel else "")
+            self.unknown_label.setText(f"Layout {reason}.".replace("..", ".") + hint)
             self.pane_stack.setCurrentIndex(1)
             return
         self.colour_combo.setEnabled(True)
@@ -726,8 +728,8 @@ class LayoutView(QtWidgets.QWidget):
                 f"Logical \u2014 {grp}rows {names[g['row_dim']]}, columns {names[g['col_dim']]}, {pl} planes")
         geo = pic.phys_geom
         tile = f"{geo['tile_h']}\u00d7{geo['tile_w']} tiles" if geo["tile_h"] > 1 else f"runs of {geo['run']}"
-        scope = "image 0, " if geo["scope"].startswith("image 0") else ""
-        self.physical_pane.caption.setText(f"Physical \u2014 {scope}memory order, {tile}")
+        scope = "image 0, " if geo["scope"].startswith("image 0") else "start of buffer, "
+        self.physical_pane.caption.setText(f"Physical \u2014 {scope}{tile}")
         self.physical_pane.caption.setToolTip(
             f"The buffer in memory order, {geo['scope']}: each {tile[:-1] if tile.endswith('s') else tile} is "
             f"one innermost contiguous run of {geo['run']} elements; grey cells are padding (zeros).")
@@ -864,7 +866,8 @@ class LayoutView(QtWidgets.QWidget):
                   + f" (cycles every {N_COLOURS}); grey checks = padding (zeros). Hover a cell for its offset.")
         body = "".join(f"<tr><td style='padding-right:6px; white-space:nowrap'><b>{k}</b></td><td>{v}</td></tr>"
                        for k, v in rows)
-        return f"<table cellspacing='0' cellpadding='1'>{body}</table><p style='margin-top:6px'><small>{legend}</small></p>"
+        table = f"<table cellspacing='0' cellpadding='1'>{body}</table>"
+        return table if lay is None else table + f"<p style='margin-top:6px'><small>{legend}</small></p>"
 
     # ---------------------------------------------------------------------------------------- hover
     def _on_logical_mouse(self, scene_pos):
