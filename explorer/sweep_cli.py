@@ -69,10 +69,12 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     """Run points through iter_points, writing each row as it finishes; print the table at the end."""
     from explorer.cli import _run_options
     from explorer.core.runner import PathFinished
-    from explorer.core.sweep import AppendingCsvSink, PointSkipped, PointStarted, iter_points
+    from explorer.core.results import CsvSink
+    from explorer.core.sweep import PointSkipped, PointStarted, iter_points
 
     opts = _run_options(args)
-    sink = AppendingCsvSink(sink_path)
+    sink = CsvSink(sink_path)
+    sink.flush()  # the header is on disk before the first point runs
     table: list[tuple] = []  # small summaries only, never Results
     json_rows: list[dict] = []
     dense: dict = {}

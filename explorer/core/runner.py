@@ -137,7 +137,14 @@ def iter_run(
         torch.set_num_threads(opts.threads)
     try:
         threads = torch.get_num_threads()
-        tensors = Tensors.make(spec)
+        try:
+            tensors = Tensors.make(spec)
+        except (RuntimeError, MemoryError) as exc:  # allocation failed: every path's row says so
+            for path in opts.paths:
+                res = _base_result(spec, path, threads, ctx, opts, vary)
+                res.status, res.error = "error", one_line(exc)
+                yield PathFinished(res)
+            return
         reference = None
         for i, path in enumerate(opts.paths):
             if cancelled():

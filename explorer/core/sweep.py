@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from explorer.core.errors import InputError, SpecError
-from explorer.core.results import CSV_COLUMNS, Result, atomic_write_text, rows_to_csv_text
+from explorer.core.results import CSV_COLUMNS, Result
 from explorer.core.spec import DTYPES, MAX_FIELD_VALUE, SPEC_FIELDS, ConvSpec, parse_descriptor, parse_dtype
 
 MAX_POINTS = 10_000
@@ -475,37 +473,6 @@ def iter_sweep(base: ConvSpec | str, varies: Iterable[str | Vary], opts=None, ca
     return iter_points(plan_sweep(base, varies), opts, cancel, ctx, keep_details)
 
 
-# ---- streaming CSV ----------------------------------------------------------------------------------
-class AppendingCsvSink:
-    """Rows appended as they finish, for long runs: the header is written atomically at open, then each
-    row goes out as one write() followed by fsync. Unlike results.CsvSink (which rewrites the whole file
-    per row) the cost per row is constant and nothing is kept in memory; the file is a valid CSV after
-    every row, and Ctrl+C or a crash loses at most the row in flight.
-    """
-
-    def __init__(self, path: str | os.PathLike | None, fsync: bool = True):
-        self.path = Path(path) if path else None
-        self.count = 0
-        self._fsync = fsync
-        if self.path is not None:
-            atomic_write_text(self.path, rows_to_csv_text([]))
-
-    def add(self, result: Result | dict) -> None:
-        row = result.row() if isinstance(result, Result) else result
-        self.count += 1
-        if self.path is None:
-            return
-        text = rows_to_csv_text([row]).split("\n", 1)[1]  # drop the header line
-        data = text.encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, data)
-            if self._fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def grid_shape(points: list[SweepPoint]) -> tuple[list, list]:
     """The distinct values of the first and (if any) second varied field, in order: a chart's axes."""
     if not points or not points[0].values:
@@ -552,6 +519,6 @@ def series(results, x: str, y: str = "gflops", by: str | None = None) -> dict[tu
 __all__ = [
     "MAX_POINTS", "VARY_FIELDS", "Vary", "parse_vary", "parse_varies", "divisors", "common_divisors",
     "SweepPoint", "plan_sweep", "given_keys", "SweepProgress", "SweepStarted", "PointStarted", "PointSkipped",
-    "PointFinished", "SweepFinished", "iter_points", "iter_sweep", "AppendingCsvSink", "skipped_row", "grid_shape",
+    "PointFinished", "SweepFinished", "iter_points", "iter_sweep", "skipped_row", "grid_shape",
     "parse_label", "series",
 ]

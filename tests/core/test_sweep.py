@@ -7,11 +7,11 @@ import pytest
 
 from explorer.core import runner as runner_mod
 from explorer.core.errors import InputError, SpecError
-from explorer.core.results import Result, read_csv
+from explorer.core.results import CsvSink, Result, read_csv
 from explorer.core.runner import PathFinished, PathStarted, RunContext, RunOptions
 from explorer.core.spec import parse_descriptor
 from explorer.core.sweep import (
-    MAX_POINTS, AppendingCsvSink, PointFinished, PointSkipped, SweepFinished, SweepStarted,
+    MAX_POINTS, PointFinished, PointSkipped, SweepFinished, SweepStarted,
     common_divisors, divisors, given_keys, grid_shape, iter_points, iter_sweep, parse_label, parse_varies, parse_vary,
     plan_sweep, series,
 )
@@ -284,7 +284,7 @@ def test_memory_stays_flat_over_a_thousand_points(monkeypatch, tmp_path):
     monkeypatch.setattr(runner_mod, "iter_run", fake_iter_run)
     points = plan_sweep("mb1ic8ih4oc8kh1", ["ic=8:8000:+8"])
     assert len(points) == 1000
-    sink = AppendingCsvSink(tmp_path / "big.csv", fsync=False)
+    sink = CsvSink(tmp_path / "big.csv")
     tracemalloc.start()
     base = None
     peak_after = 0
@@ -300,9 +300,10 @@ def test_memory_stays_flat_over_a_thousand_points(monkeypatch, tmp_path):
     assert len(read_csv(tmp_path / "big.csv")) == 1000
 
 
-def test_appending_sink_is_a_valid_csv_after_every_row(tmp_path):
+def test_sink_is_a_valid_csv_after_every_row(tmp_path):
     path = tmp_path / "s.csv"
-    sink = AppendingCsvSink(path)
+    sink = CsvSink(path)
+    sink.flush()
     assert read_csv(path) == []
     spec = parse_descriptor(TINY)
     for i in range(3):
@@ -312,7 +313,7 @@ def test_appending_sink_is_a_valid_csv_after_every_row(tmp_path):
     sink.add({"desc": "x", "status": "skipped", "error": "a, \"quoted\" reason"})
     assert read_csv(path)[-1]["error"] == 'a, "quoted" reason'
     assert sink.count == 4
-    nowhere = AppendingCsvSink(None)
+    nowhere = CsvSink(None)
     nowhere.add({"status": "ok"})
     assert nowhere.count == 1
 
@@ -327,7 +328,7 @@ def test_series_for_charts_from_results_or_csv_rows(tmp_path):
     assert series(res, "mb") == {("dense",): ([1, 1, 4], [1.0, 3.0, 4.0]), ("mkldnn",): ([1], [2.0])}
     assert series(res, "mb", by="g") == {("dense", 1): ([1, 4], [1.0, 4.0]), ("mkldnn", 1): ([1], [2.0]),
                                          ("dense", 2): ([1], [3.0])}
-    sink = AppendingCsvSink(tmp_path / "r.csv")
+    sink = CsvSink(tmp_path / "r.csv")
     for r in res:
         sink.add(r)
     assert series(read_csv(tmp_path / "r.csv"), "mb", by="g") == series(res, "mb", by="g")
