@@ -110,7 +110,7 @@ def test_batch_file_accounts_for_every_line(tmp_path, capsys):
     assert [(r["name"], r["status"]) for r in rows] == [("one", "ok"), (None, "skipped"), (None, "skipped"), ("two", "ok")]
     assert rows[1]["desc"] == "bogus42" and rows[1]["error"].startswith("line 4: ")
     assert rows[2]["error"].startswith("line 6: oh=5 does not match")
-    assert rows[0]["mb"] == 1 and rows[0]["bias"] == "0" and rows[3]["g"] == 2
+    assert rows[0]["mb"] == 1 and rows[0]["bias"] == 0 and rows[3]["g"] == 2
     cap = capsys.readouterr()
     assert "4 problems (2 skipped" in cap.err
     assert cap.err.count("--stag") == 1 and "lines 2, 5" in cap.err
