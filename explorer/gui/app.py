@@ -97,6 +97,8 @@ class StallProbe:
         self.timer.start()
 
     def stop(self) -> None:
+        if self.timer.isActive():
+            self._tick()  # the tick that is due now: a stall right before stop must count too
         self.timer.stop()
 
     def _tick(self) -> None:
@@ -191,10 +193,14 @@ def run_gui(args) -> int:
     settings = make_settings()
     options = {"paths": list(opts.paths), "threads": opts.threads or 0, "budget_ms": opts.budget_ms,
                "trace": opts.trace}
-    # Options given on the command line win over remembered ones only when they differ from the defaults.
-    explicit = {k: v for k, v in options.items()
-                if not (k == "paths" and args.paths.strip() == "all") and not (k == "threads" and not args.threads)
-                and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)}
+    # With --run the command line defines the whole run (defaults included), so a scripted run is
+    # reproducible; otherwise only options given explicitly override the remembered ones.
+    if args.run:
+        explicit = options
+    else:
+        explicit = {k: v for k, v in options.items()
+                    if not (k == "paths" and args.paths.strip() == "all") and not (k == "threads" and not args.threads)
+                    and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)}
     win = create_window(settings, spec=spec, options=explicit or None, csv_path=args.csv)
     if spec is None and (dtype or bias is not None):
         cur = win.panel.spec

@@ -37,6 +37,15 @@ def _placeholder(text: str) -> QWidget:
     return w
 
 
+def _scrolled(w: QWidget) -> QScrollArea:
+    """A view inside a scroll area: its minimum size can grow with its content without squeezing the table."""
+    area = QScrollArea()
+    area.setWidget(w)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    return area
+
+
 def _make_layout_view():
     try:
         from explorer.gui.layout_view import LayoutView
@@ -69,6 +78,8 @@ class MainWindow(QMainWindow):
         self._run_started = 0.0
         self._progress = {"index": 0, "total": 0, "elapsed": 0.0, "budget": 0.0, "path": ""}
         self._live_path = ""
+        self._sized = False
+        self._restored_splitters = False
 
         self.controller = RunController(self)
         self.controller.path_started.connect(self._on_path_started)
@@ -84,7 +95,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.panel)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(300)
+        scroll.setMinimumWidth(self.panel.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.param_dock = QDockWidget("Parameters", self)
         self.param_dock.setObjectName("paramDock")
         self.param_dock.setWidget(scroll)
@@ -133,8 +144,9 @@ class MainWindow(QMainWindow):
         self.trace_view = _make_trace_view()
         self.detail_tabs = QTabWidget()
         self.detail_tabs.setObjectName("detailTabs")
-        self.detail_tabs.addTab(self.layout_view or _placeholder("The layout view is not installed."), "Layouts")
-        self.detail_tabs.addTab(self.trace_view or _placeholder("The trace view is not installed."), "Trace")
+        self.detail_tabs.addTab(_scrolled(self.layout_view or _placeholder("The layout view is not installed.")),
+                                "Layouts")
+        self.detail_tabs.addTab(_scrolled(self.trace_view or _placeholder("The trace view is not installed.")), "Trace")
         self.bottom_split = QSplitter(Qt.Horizontal)
         self.bottom_split.setObjectName("bottomSplit")
         self.bottom_split.addWidget(self.table)
@@ -146,7 +158,15 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(self.chart_split)
         self.main_split.addWidget(self.bottom_split)
         self.main_split.setSizes([430, 400])
+        self.main_split.setStretchFactor(0, 1)
+        self.main_split.setStretchFactor(1, 1)
+        self.chart_split.setStretchFactor(0, 3)
+        self.chart_split.setStretchFactor(1, 2)
+        self.bottom_split.setStretchFactor(0, 1)
+        self.bottom_split.setStretchFactor(1, 1)
 
+        for split in (self.main_split, self.chart_split, self.bottom_split):
+            split.splitterMoved.connect(self._user_split)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
@@ -174,6 +194,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self.panel.validity_changed.connect(self._on_validity)
         self.resize(1440, 900)
+        self.resizeDocks([self.param_dock], [scroll.minimumWidth()], Qt.Horizontal)
         self._load_peak()
 
     # ---- actions and menus ---------------------------------------------------------------------------------
@@ -244,7 +265,7 @@ class MainWindow(QMainWindow):
         self.last_error = None
         self.run_spec = spec
         self.model.clear()
-        self.timing.clear()
+        self.timing.reset(opts.paths)
         self.summary.clear()
         self._show_path(None)
         self._progress = {"index": 0, "total": len(opts.paths), "elapsed": 0.0, "budget": opts.budget_ms / 1e3,
@@ -282,13 +303,20 @@ class MainWindow(QMainWindow):
 
     def _on_path_finished(self, result) -> None:
         self.model.add(result)
+        if self.model.rowCount() == 1:
+            self._fit_columns()
         self.summary.set_result(result)
         if result.samples_ms is not None and len(result.samples_ms):
             self.timing.set_samples(result.path, result.samples_ms)
         self._progress.update(index=self._progress["index"] + 1, elapsed=0.0)
         self._live_path = ""
-        if not self.table.selectionModel().hasSelection() and result.status == "ok":
-            self.select_path(result.path)
+        # The first row is selected when the run ends: filling the layout view costs tens of ms, which
+        # the event loop should not spend while the run is timing (a row the user clicks shows at once).
+
+    def _fit_columns(self) -> None:
+        self.table.resizeColumnsToContents()
+        for c in range(self.proxy.columnCount()):
+            self.table.setColumnWidth(c, min(self.table.columnWidth(c), 260))
 
     def _on_failed(self, message, field) -> None:
         self.last_error = message
@@ -297,6 +325,7 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, cancelled: bool) -> None:
         self.status_timer.stop()
+        self._fit_columns()
         self._set_running(False)
         self.timing.redraw()
         n = self.model.rowCount()
@@ -308,6 +337,10 @@ class MainWindow(QMainWindow):
         else:
             ok = sum(1 for r in self.model.results if r.status == "ok")
             self.status_label.setText(f"Done: {n} paths ({ok} ok) in {took:.1f} s.")
+        if not self.table.selectionModel().hasSelection():
+            ok = [r for r in self.model.results if r.status == "ok"]
+            if ok:
+                self.select_path(ok[0].path)
         self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
         self.progress.setFormat("done" if not cancelled else "stopped")
         self.eta_label.setText("")
@@ -323,7 +356,8 @@ class MainWindow(QMainWindow):
         self.progress.setFormat(f"{p['path'] or '…'} {min(p['index'] + 1, total)}/{total}")
         left = max(0.0, (total - p["index"] - frac_cur) * budget)
         self.eta_label.setText(f"about {left:.1f} s left")
-        if self._live_path:
+        self._ticks = getattr(self, "_ticks", 0) + 1
+        if self._live_path and self._ticks % 5 == 0:  # the running path's estimate, once a second
             samples = self.timing.samples_of(self._live_path)
             if samples.size:
                 self.summary.set_live(self._live_path, samples, self.run_spec.ops if self.run_spec else None)
@@ -548,6 +582,7 @@ class MainWindow(QMainWindow):
         if o.get("baseline"):
             self.summary.set_baseline(o["baseline"])
         self.model.set_results(s.results)
+        self._fit_columns()
         self.timing.clear()
         self.summary.clear()
         for r in s.results:
@@ -598,8 +633,8 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
         for split in (self.main_split, self.chart_split, self.bottom_split):
             v = s.value(f"splitter/{split.objectName()}")
-            if isinstance(v, QByteArray):
-                split.restoreState(v)
+            if isinstance(v, QByteArray) and split.restoreState(v):
+                self._restored_splitters = True
         theme = s.value("theme", "")
         if theme in colors.THEMES:
             self.apply_theme(theme)
@@ -666,6 +701,31 @@ class MainWindow(QMainWindow):
         self.shutdown()
         self.save_settings()
         super().closeEvent(event)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized:
+            self._sized = True
+            self.fit_splitters()
+
+    def fit_splitters(self) -> None:
+        """Share the space by proportion of the current size (restored splitter states win)."""
+        if self._restored_splitters:
+            return
+        w = max(self.main_split.width(), 600)
+        h = max(self.main_split.height(), 400)
+        self.main_split.setSizes([int(h * 0.5), h - int(h * 0.5)])
+        self.chart_split.setSizes([int(w * 0.56), w - int(w * 0.56)])
+        detail = int(w * 0.6)
+        self.bottom_split.setSizes([w - detail, detail])
+
+    def _user_split(self, *_):
+        self._restored_splitters = True  # the user's proportions from now on
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._sized and not self._restored_splitters:
+            self.fit_splitters()
 
     def sizeHint(self) -> QSize:
         return QSize(1440, 900)

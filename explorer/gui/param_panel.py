@@ -137,7 +137,7 @@ class ParamPanel(QWidget):
                 e.setObjectName(key)
                 e.setToolTip(f"{key}: {FIELD_HELP[key]}.")
                 e.setPlaceholderText(key)
-                e.setMaximumWidth(90)
+                e.setMaximumWidth(72)
                 e.setAlignment(Qt.AlignRight)
                 e.textEdited.connect(self._on_field_edited)
                 self.fields[key] = e

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.core.paths import PATH_HELP, PATHS
@@ -59,7 +60,9 @@ class SummaryChart(QWidget):
         lay.addLayout(head)
         lay.addWidget(self.plot_widget)
         self._stats: dict[str, _Stat] = {}
-        self._items: list = []
+        self._bars = None
+        self._errs = None
+        self._texts: list = []
         self._tick_paths: list = [None]
         self._xr = 0.0
         self.peak_fp32: float | None = None
@@ -118,57 +121,96 @@ class SummaryChart(QWidget):
         return sum(1 for s in self._stats.values() if s.median is not None)
 
     # ---- drawing -----------------------------------------------------------------------------------
+    def _ensure_items(self) -> None:
+        if self._bars is None:
+            self._bars = pg.BarGraphItem(x0=[0.0], y=[0.0], height=[0.0], width=[0.0], pen=pg.mkPen(None))
+            self._errs = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), left=np.zeros(0), right=np.zeros(0), beam=0.28)
+            self.plot.addItem(self._bars)
+            self.plot.addItem(self._errs)
+
+    def _text_item(self, i: int) -> pg.TextItem:
+        while len(self._texts) <= i:
+            item = pg.TextItem("", anchor=(0, 0.5))
+            self.plot.addItem(item)
+            self._texts.append(item)
+        return self._texts[i]
+
     def redraw(self) -> None:
-        for it in self._items:
-            self.plot.removeItem(it)
-        self._items.clear()
+        """One bar item and one error-bar item for all paths, text items reused: cheap enough for live updates."""
+        self._ensure_items()
         t = theme(self._theme)
         paths = ordered(self._stats)
         if paths != self._tick_paths:  # an axis repaint is costly: only when the rows change
             self._tick_paths = paths
             self.plot.getAxis("left").setTicks([[(i, p) for i, p in enumerate(paths)]])
             self.plot.setYRange(-0.6, max(len(paths), 3) - 0.4, padding=0)
-        if not paths:
-            self._xr = 1.0
-            self.plot.setXRange(0, 1)
-            return
         base = self._stats.get(self.baseline)
         base_med = base.median if (base and base.median and not base.live) else None
-        xmax = max((s.p75 or 0.0) for s in self._stats.values()) or 1.0
+        ys, widths, brushes, pens, meds, lefts, rights = [], [], [], [], [], [], []
+        label_px: list[tuple[float, float]] = []  # (x where a label starts, its width in pixels)
+        fm = QFontMetricsF(self.font())
         for i, p in enumerate(paths):
             s = self._stats[p]
+            txt = self._text_item(i)
             if s.median is None:
-                txt = pg.TextItem(f"{s.status}", color=t["error"], anchor=(0, 0.5))
+                txt.setColor(t["error"])
+                txt.setText(f" {s.status}")
                 txt.setPos(0, i)
-                self.plot.addItem(txt)
-                self._items.append(txt)
                 continue
-            color = qcolor(p, 110 if s.live else 230)
-            bar = pg.BarGraphItem(x0=[0], y=[i], height=[0.62], width=[s.median], brush=color,
-                                  pen=pg.mkPen(path_color(p), width=1))
-            err = pg.ErrorBarItem(x=np.array([s.median]), y=np.array([i], dtype=float),
-                                  left=np.array([s.median - s.p25]), right=np.array([s.p75 - s.median]),
-                                  beam=0.28, pen=pg.mkPen(t["fg"], width=1.5))
-            parts = [f"{s.median:.4g} ms"]
-            if s.gflops:
-                parts.append(f"{s.gflops:.1f} GFLOP/s")
-            pct = self._pct(s)
-            if pct is not None and not s.live:
-                parts.append(f"{pct:.0f}% peak")
-            if base_med and not s.live:
-                parts.append("baseline" if p == self.baseline else f"{base_med / s.median:.2f}x")
-            if s.live:
-                parts.append(f"running, {s.n} calls")
-            txt = pg.TextItem("  " + " · ".join(parts), color=t["fg"], anchor=(0, 0.5))
+            ys.append(i)
+            widths.append(s.median)
+            brushes.append(pg.mkBrush(qcolor(p, 110 if s.live else 230)))
+            pens.append(pg.mkPen(path_color(p), width=1))
+            meds.append(s.median)
+            lefts.append(s.median - s.p25)
+            rights.append(s.p75 - s.median)
+            text = " " + self.label(p, s, base_med)
+            txt.setColor(t["fg"])
+            txt.setText(text)
             txt.setPos(s.p75, i)
-            for it in (bar, err, txt):
-                self.plot.addItem(it)
-                self._items.append(it)
-        # Room on the right for the labels; the range moves in steps, not on every live update.
-        want = xmax * 2.1
+            label_px.append((s.p75, fm.horizontalAdvance(text) + 12))
+        for txt in self._texts[len(paths):]:
+            txt.setText("")
+        n = len(ys)
+        self._bars.setVisible(n > 0)
+        self._errs.setVisible(n > 0)
+        if n == 0:  # (pyqtgraph's BarGraphItem cannot take empty pen lists)
+            ys, widths, meds, lefts, rights = [0.0], [0.0], [0.0], [0.0], [0.0]
+            brushes, pens, n = [pg.mkBrush(None)], [pg.mkPen(None)], 1
+        self._bars.setOpts(x0=np.zeros(n), y=np.asarray(ys, dtype=float), height=np.full(n, 0.62),
+                           width=np.asarray(widths, dtype=float), brushes=brushes, pens=pens)
+        self._errs.setData(x=np.asarray(meds, dtype=float), y=np.asarray(ys, dtype=float),
+                           left=np.asarray(lefts, dtype=float), right=np.asarray(rights, dtype=float),
+                           beam=0.28, pen=pg.mkPen(t["fg"], width=1.5))
+        if not label_px:
+            if self._xr != 1.0:
+                self._xr = 1.0
+                self.plot.setXRange(0, 1, padding=0)
+            return
+        # Room on the right for every label: R >= x / (1 - w/W) for a label of w px at x in a W px wide view.
+        width_px = max(self.plot.getViewBox().width(), 200.0)
+        want = max(x / max(0.25, 1.0 - w / width_px) for x, w in label_px)
         if want > self._xr or want < self._xr * 0.6:
-            self._xr = want * 1.1
+            self._xr = want * 1.05
             self.plot.setXRange(0, self._xr, padding=0)
+
+    def label(self, p: str, s: _Stat, base_med) -> str:
+        parts = [f"{s.median:.3g} ms"]
+        if s.live:
+            return parts[0] + f" · running ({s.n} calls)"
+        if base_med:
+            parts.append("baseline" if p == self.baseline else f"{base_med / s.median:.3g}x")
+        if s.gflops:
+            parts.append(f"{s.gflops:.3g} GFLOP/s")
+        pct = self._pct(s)
+        if pct is not None:
+            parts.append(f"{pct:.0f}% peak")
+        return " · ".join(parts)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._xr = 0.0  # labels need a new range for the new width
+        self.redraw()
 
     def set_theme(self, name: str) -> None:
         self._theme = name

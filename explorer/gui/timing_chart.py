@@ -31,11 +31,11 @@ def cache_static_items(plot) -> None:
 
 
 def _nice(v: float) -> float:
-    """The next of 1, 2, 5 x 10^k at or above v."""
+    """The next of 1, 1.5, 2, 3, 5, 7 x 10^k at or above v."""
     if v <= 0:
         return 1.0
     e = 10 ** np.floor(np.log10(v))
-    for m in (1, 2, 5, 10):
+    for m in (1, 1.5, 2, 3, 5, 7, 10):
         if m * e >= v:
             return float(m * e)
     return float(10 * e)
@@ -48,7 +48,7 @@ class _Buffer:
         self.data = np.empty(4096, dtype=np.float64)
         self.n = 0
         self.dirty = False
-        self.top = 0.0  # a robust upper value (p99.5) for the y range
+        self.top = 0.0  # a robust upper value (p97) for the y range
 
     def extend(self, arr: np.ndarray) -> None:
         need = self.n + arr.size
@@ -114,7 +114,7 @@ class TimingChart(QWidget):
         self._xmax = 0.0
         self._ymax = 0.0
 
-    def _curve(self, path: str) -> pg.PlotDataItem:
+    def _curve(self, path: str, legend: bool = True) -> pg.PlotDataItem:
         if path not in self._curves:
             pen = pg.mkPen(path_color(path), width=1.4)
             c = self.plot.plot([], [], pen=pen, name=path, skipFiniteCheck=True)
@@ -122,13 +122,21 @@ class TimingChart(QWidget):
             c.setClipToView(True)
             self._curves[path] = c
             self._buffers[path] = _Buffer()
-            self._reorder_legend()
+            if legend:
+                self._reorder_legend()
         return self._curves[path]
 
     def _reorder_legend(self) -> None:
         self.legend.clear()
         for p in ordered(self._curves):
             self.legend.addItem(self._curves[p], p)
+
+    def reset(self, paths) -> None:
+        """A new run: empty curves for every path it will time, created now rather than mid-run."""
+        self.clear()
+        for p in paths:
+            self._curve(p, legend=False)
+        self._reorder_legend()
 
     def path_started(self, path: str) -> None:
         self._curve(path)
@@ -158,7 +166,9 @@ class TimingChart(QWidget):
                 self._xs = np.arange(max(b.n, 2 * self._xs.size, 4096), dtype=np.float64)
             y = b.values
             self._curves[path].setData(self._xs[: b.n], y, skipFiniteCheck=True)
-            b.top = float(np.percentile(y, 99.5)) if b.n else 0.0
+            # p97: the y range follows the bulk of the calls; rare spikes (another process, page faults)
+            # run off the top instead of squashing every curve to the floor.
+            b.top = float(np.percentile(y, 97)) if b.n else 0.0
         if changed:
             self.redraws += 1
             if self._auto_y:
@@ -174,9 +184,9 @@ class TimingChart(QWidget):
         if n > self._xmax or n < self._xmax / 4:
             self._xmax = _nice(n * 1.4)
             vb.setXRange(0, self._xmax, padding=0)
-        top = max(b.top for b in live) or 1.0
-        if top > self._ymax or top < self._ymax * 0.45:
-            self._ymax = _nice(top * 1.3)
+        top = (max(b.top for b in live) or 1.0) * 1.6
+        if top > self._ymax or top < self._ymax * 0.4:
+            self._ymax = _nice(top)
             vb.setYRange(0, self._ymax, padding=0)
 
     def _manual_range(self, *args) -> None:
