@@ -153,7 +153,9 @@ def iter_run(
             res = _base_result(spec, path, threads, ctx, opts, vary)
             try:
                 prep = prepare(path, tensors)
-                out = prep.call_once()  # first call: builds oneDNN primitives (doubles as warm-up)
+                out = prep.call_once()  # the untimed warm-up: builds oneDNN primitives, gives the output
+                if cancelled():
+                    return  # checked between every slow step, so Stop never waits for more than one call
                 if opts.check:
                     if reference is None:
                         reference = tensors.reference()
@@ -161,10 +163,12 @@ def iter_run(
                 res.input_bytes, res.weight_bytes, res.output_bytes = (
                     _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor), _stored_bytes(out)
                 )
-                if opts.trace:
+                if opts.trace and not cancelled():
                     _add_trace(res, prep, out, spec.g)
                 del out
-                budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=1)
+                if cancelled():
+                    return
+                budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=0)
                 with torch.no_grad(), prep.context():
                     gen = measure_iter(prep.fn, budget, cancelled, opts.progress_interval_s)
                     while True:
