@@ -22,7 +22,8 @@ from importlib import resources
 from pathlib import Path
 
 from explorer.core.errors import InputError, SpecError
-from explorer.core.spec import ConvSpec, parse_descriptor
+from explorer.core.files import read_text
+from explorer.core.spec import ConvSpec, parse_descriptor, strip_comment
 from explorer.core.sweep import SweepPoint
 
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
@@ -76,27 +77,7 @@ def read_batch_text(name_or_path: str) -> tuple[str, str]:
         names = ", ".join(shipped_batches())
         raise InputError(f"cannot open batch {name_or_path!r}: no such file, and no shipped batch of that name "
                          f"(shipped: {names}).", "batch")
-    if p.is_dir():
-        raise InputError(f"cannot read batch {name_or_path!r}: it is a folder, not a file.", "batch")
-    try:
-        return str(p), p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"cannot open batch {name_or_path!r}: no such file.", "batch") from None
-    except UnicodeDecodeError:
-        raise InputError(f"cannot read batch {name_or_path!r}: it is not a text file.", "batch") from None
-    except OSError as e:
-        raise InputError(f"cannot read batch {name_or_path!r}: {e.strerror or e}.", "batch") from None
-
-
-def _strip_comment(line: str) -> str:
-    """Drop a `#` comment that is not inside a quoted name."""
-    inside = False
-    for i, ch in enumerate(line):
-        if ch == '"':
-            inside = not inside
-        elif ch == "#" and not inside:
-            return line[:i]
-    return line
+    return str(p), read_text(p, "batch")
 
 
 def _dtype_of(raw: str) -> str | None:
@@ -120,7 +101,7 @@ def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: st
         points.append(SweepPoint(len(points), {}, None, None, f"line {lineno}: {reason}", fld, lineno, text))
 
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = _NAME_AFTER_SPACE.sub(r"\1", _strip_comment(raw).strip())  # `... n"x"` names the problem before it
+        body = _NAME_AFTER_SPACE.sub(r"\1", strip_comment(raw).strip())  # `... n"x"` names the problem before it
         if not body:
             continue
         for word in _WORD.findall(body):

@@ -12,11 +12,11 @@ import dataclasses
 import io
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.core.errors import InputError
+from explorer.core.files import atomic_write_text, check_writable, read_text  # noqa: F401 - re-exported
 from explorer.core.spec import ConvSpec
 
 STATUSES = ("ok", "unsupported", "error", "skipped")
@@ -112,47 +112,6 @@ def rows_to_csv_text(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write text to path via a temp file in the same folder and os.replace (atomic on POSIX)."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with _suppress():
-            os.unlink(tmp)
-        raise
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return exc[0] is not None and issubclass(exc[0], OSError)
-
-
-def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:
-    """Refuse an output path before any work starts: missing folder, a directory, not writable, or existing."""
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"output path {str(p)!r} is a folder; give a file name.", "csv")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} does not exist.", "csv")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} is not writable.", "csv")
-    if p.exists() and not overwrite:
-        raise InputError(f"{str(p)!r} already exists; pass --force to overwrite it.", "csv")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise InputError(f"cannot write {str(p)!r}: the file is read-only.", "csv")
-    return p
-
-
 class CsvSink:
     """Rows written as they finish: each add rewrites the file atomically (temp file + rename), so the
     file on disk is always a complete CSV and a crash loses at most the row in flight.
@@ -187,12 +146,7 @@ def write_csv(path: str | os.PathLike, results: list[Result]) -> None:
 def read_csv(path: str | os.PathLike) -> list[dict]:
     """Read a results CSV (ours, from any machine). Numbers are converted; a bad file names its line."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"cannot open {str(p)!r}: no such file.", "csv") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {str(p)!r}: {e.__class__.__name__}: {e}.", "csv") from None
+    text = read_text(p, "csv")
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     missing = [c for c in ("desc", "path", "dtype", "threads", "status", "median_ms") if c not in header]

@@ -216,7 +216,7 @@ def _parse_int(key: str, raw: str) -> int:
     return value
 
 
-def _strip_comment(text: str) -> str:
+def strip_comment(text: str) -> str:
     """Drop a trailing `# comment`, but not a `#` inside a quoted n"name"."""
     quoted = False
     for i, ch in enumerate(text):
@@ -232,7 +232,7 @@ _WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
 
 def _extract_problem(text: str) -> str:
     """Find the descriptor inside a pasted line: a batch-file line, a benchdnn command or a verbose log line."""
-    text = _strip_comment(text).strip()
+    text = strip_comment(text).strip()
     if re.search(r"(?:onednn|dnnl|mkldnn)_verbose,", text):  # the problem is one comma-separated field
         for field in text.split(","):
             field = field.strip()
@@ -248,7 +248,7 @@ def _extract_problem(text: str) -> str:
 def _options(text: str) -> dict[str, str]:
     """benchdnn options on the same line (--dt=bf16, --cfg=bf16bf16bf16, --dir=FWD_D, --mb=1)."""
     opts = {}
-    for word in _strip_comment(text).split():
+    for word in strip_comment(text).split():
         if word.startswith("--") and "=" in word:
             k, v = word[2:].split("=", 1)
             opts[k] = v
