@@ -37,6 +37,25 @@ def _placeholder(text: str) -> QWidget:
     return w
 
 
+def _svg_of(item, path: str) -> None:
+    """Vector export of one plot item with QSvgGenerator (the scene renders its items as SVG shapes)."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    rect = item.sceneBoundingRect()
+    gen = QSvgGenerator()
+    gen.setFileName(path)
+    gen.setSize(rect.size().toSize())
+    gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+    gen.setTitle("MKLDNN Explorer chart")
+    painter = QPainter(gen)
+    try:
+        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+    finally:
+        painter.end()
+
+
 def _scrolled(w: QWidget) -> QScrollArea:
     """A view inside a scroll area: its minimum size can grow with its content without squeezing the table."""
     area = QScrollArea()
@@ -507,13 +526,16 @@ class MainWindow(QMainWindow):
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
+            tmp = f"{path}.part{Path(path).suffix}"
             if path.lower().endswith(".svg"):
-                ex = exporters.SVGExporter(chart.plot)
+                try:
+                    exporters.SVGExporter(chart.plot).export(tmp)
+                except ValueError:  # pyqtgraph 0.14 cannot re-read Qt 6.11's SVG path syntax
+                    _svg_of(chart.plot, tmp)
             else:
                 ex = exporters.ImageExporter(chart.plot)
                 ex.parameters()["width"] = max(1200, int(chart.plot.sceneBoundingRect().width()))
-            tmp = f"{path}.part{Path(path).suffix}"
-            ex.export(tmp)
+                ex.export(tmp)
             os.replace(tmp, path)
         except Exception as e:  # noqa: BLE001
             self._error_box("Export failed", f"Cannot export the {which} chart to {path}: {e}.")

@@ -160,6 +160,7 @@ class ParamPanel(QWidget):
         self.bias_check = QCheckBox("bias")
         self.bias_check.setObjectName("bias")
         self.bias_check.setToolTip("Add a bias to the convolution (benchdnn FWD_B); off is FWD_D.")
+        self.bias_check.setChecked(True)  # benchdnn's default direction, FWD_B
         self.bias_check.toggled.connect(self._on_field_edited)
         grid.addWidget(self.bias_check, r, 2)
         r += 1
@@ -420,7 +421,7 @@ class ParamPanel(QWidget):
             target.setStyleSheet(
                 INVALID_STYLE if not isinstance(target, QGroupBox) else "QGroupBox { border: 2px solid #d93025; }"
             )
-            self.message.setText(message[:1].upper() + message[1:])
+            self.message.setText(message)  # as the core wrote it: field names are case-sensitive
             self.out_label.setText("-")
             self.ops_label.setText("")
             self.spec_changed.emit(None)

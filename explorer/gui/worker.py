@@ -19,6 +19,21 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
 
+_live_threads: set = set()  # every QThread this module started and has not yet joined
+
+
+def join(thread: QThread, timeout_ms: int) -> bool:
+    """Wait for a QThread to end without holding the GIL (QThread.wait would: the worker could never finish)."""
+    deadline = time.monotonic() + timeout_ms / 1000.0
+    while not thread.isFinished() and time.monotonic() < deadline:
+        time.sleep(0.002)  # releases the GIL
+    return thread.isFinished() and thread.wait(1000)
+
+
+def live_threads() -> int:
+    """QThreads started here that are still running or not yet joined (tests assert 0 at teardown)."""
+    return sum(1 for t in list(_live_threads) if t is not None)
+
 
 class RunWorker(QObject):
     """Runs one spec over the selected paths. Lives in its own QThread; every signal is queued to the GUI."""
@@ -88,6 +103,9 @@ class RunWorker(QObject):
             self.failed.emit(f"{type(e).__name__}: {e}", "")
         finally:
             self.done.emit(self._cancel.is_set())
+            # Quit this thread's event loop from inside it: a queued quit() would need the GUI thread,
+            # which may be the one waiting for us (closing the window mid-run).
+            QThread.currentThread().quit()
 
 
 class RunController(QObject):
@@ -121,10 +139,10 @@ class RunController(QObject):
         worker.samples.connect(self._on_samples)
         worker.path_finished.connect(self._on_path_finished)
         worker.failed.connect(self._on_failed)
-        worker.done.connect(thread.quit)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
+        _live_threads.add(thread)
         thread.start()
         self.running_changed.emit(True)
         return True
@@ -139,7 +157,7 @@ class RunController(QObject):
             return True
         self.stop()
         thread = self._thread
-        ok = thread.wait(timeout_ms)
+        ok = join(thread, timeout_ms)
         QCoreApplication.sendPostedEvents(self, 0)  # queued path_finished etc. reach the window now
         if self._thread is thread:  # the finished() signal may still be queued: end the run here
             self._on_thread_finished()
@@ -171,6 +189,7 @@ class RunController(QObject):
         cancelled = worker.cancelled if worker else False
         self._thread, self._worker = None, None
         thread.wait()  # returns at once: finished() was emitted as the thread ended
+        _live_threads.discard(thread)
         del worker  # Python owns both objects; the thread has stopped, so dropping them is safe
         self.running_changed.emit(False)
         self.finished.emit(cancelled)
@@ -199,16 +218,16 @@ class CallWorker(QObject):
         inner.moveToThread(thread)
         inner.value.connect(self._on_value)
         inner.error.connect(self._on_error)
-        inner.done.connect(thread.quit)
         thread.started.connect(inner.run)
         thread.finished.connect(self._on_finished)
         self._thread, self._inner = thread, inner
+        _live_threads.add(thread)
         thread.start()
 
     def wait(self, timeout_ms: int = 60_000) -> bool:
         if self._thread is None:
             return True
-        ok = self._thread.wait(timeout_ms)
+        ok = join(self._thread, timeout_ms)
         QCoreApplication.sendPostedEvents(self, 0)
         if self._thread is not None:
             self._on_finished()
@@ -230,6 +249,7 @@ class CallWorker(QObject):
         QCoreApplication.sendPostedEvents(self, 0)
         self._thread, self._inner = None, None
         thread.wait()
+        _live_threads.discard(thread)
         del inner
         self.finished.emit()
 
@@ -251,3 +271,4 @@ class _Call(QObject):
             self.error.emit(f"{type(e).__name__}: {e}")
         finally:
             self.done.emit()
+            QThread.currentThread().quit()
