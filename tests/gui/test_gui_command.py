@@ -1,0 +1,98 @@
+"""`mkldnn-explorer gui` as a user runs it: a subprocess end to end, no display, bad input."""
+
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from explorer.core.results import read_csv
+
+TINY = "mb2ic16ih14oc16oh14kh3ph1"
+
+
+def _env(tmp_path, **extra):
+    env = dict(os.environ)
+    env.update(QT_QPA_PLATFORM="offscreen", MKLDNN_EXPLORER_SETTINGS=str(tmp_path / "s.ini"),
+               MKLDNN_EXPLORER_CACHE=str(tmp_path / "cache"), MKLDNN_EXPLORER_NO_DIALOGS="1")
+    env.update(extra)
+    return env
+
+
+def _png_size(path) -> tuple[int, int]:
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_gui_run_csv_screenshot_exit_when_done(tmp_path):
+    csv_path, png = tmp_path / "g.csv", tmp_path / "g.png"
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", TINY, "--run", "--budget-ms", "30", "--csv", str(csv_path),
+         "--screenshot", str(png), "--exit-when-done"],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = read_csv(csv_path)
+    assert len(rows) == 6 and all(r["status"] == "ok" for r in rows)
+    assert {r["path"] for r in rows} == {"dense", "channels_last", "native", "mkldnn", "mkldnn_functional",
+                                         "mkldnn_roundtrip"}
+    w, h = _png_size(png)
+    assert w >= 1280 and h >= 800
+    last = p.stdout.strip().splitlines()[-1]
+    m = re.fullmatch(r"event-loop stalls: p99 ([\d.]+) ms, max ([\d.]+) ms \((\d+) ticks\)", last)
+    assert m, last
+    assert int(m.group(3)) > 0
+
+
+def test_gui_existing_csv_needs_force(tmp_path):
+    csv_path = tmp_path / "g.csv"
+    csv_path.write_text("keep\n")
+    p = subprocess.run([sys.executable, "-m", "explorer", "gui", TINY, "--run", "--csv", str(csv_path),
+                        "--exit-when-done"], env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--force" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert csv_path.read_text() == "keep\n"
+
+
+def test_gui_without_a_display_says_so(tmp_path):
+    env = _env(tmp_path)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        env.pop(k, None)
+    p = subprocess.run([sys.executable, "-m", "explorer", "gui", TINY], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "QT_QPA_PLATFORM=offscreen" in lines[0] and "display" in lines[0]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["gui", "mb2ic16ih14"], "no oc"),
+    (["gui", TINY, "--paths", "dense,bogus"], "unknown path 'bogus'"),
+    (["gui", TINY, "--budget-ms", "0"], "budget"),
+    (["gui", TINY, "--threads", "999"], "threads"),
+    (["gui", TINY, "--dtype", "f64"], "dtype"),
+    (["gui", TINY, "--size", "big"], "--size"),
+    (["gui", "g3mb2ic16ih14oc16kh3"], "g=3"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, monkeypatch, argv, words):
+    from explorer.cli import main
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_display_problem_rules():
+    from explorer.gui.app import display_problem
+
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert display_problem({"QT_QPA_PLATFORM": "minimal"}) is None
+    assert display_problem({"DISPLAY": ":99"}) is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
+    if sys.platform.startswith("linux"):
+        assert "QT_QPA_PLATFORM=offscreen" in display_problem({})
+        assert display_problem({"QT_QPA_PLATFORM": "xcb"}) is not None
