@@ -1,0 +1,313 @@
+"""Roofline chart: every ok result at its arithmetic intensity (core.roofline), under the machine's ceilings.
+
+Log-log axes; fp32 (and bf16) roofs drawn as a bandwidth slope meeting a flat peak; the byte-count and AI
+definitions are printed under the chart (and exported with it). The peak comes from machine.peak's cache;
+"Measure peak" re-measures it (about 3 s) in a QThread, never on the GUI thread. Without a cached peak the
+points are still drawn and the chart says how to get the ceilings.
+
+API:
+    RooflineView(parent=None)
+    set_results(results)      Result objects or read_csv row dicts (non-ok rows are ignored)
+    set_peak(peak | None)     a machine.Peak (e.g. the main window's); reload_peak() re-reads the cache
+    measure_peak() -> bool    start machine.peak(remeasure=True) in a thread; signal peak_measured(Peak)
+    is_measuring(), shutdown(timeout_ms=10000) -> bool
+    export(path) -> bool      PNG or SVG by suffix (chart and definitions)
+    point_count() -> int, hover_text_at(ai, gflops) -> str
+    signals: peak_measured(object), status(str)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from explorer.gui.colors import ordered, path_color, theme
+from explorer.gui.sweep_charts import _HoverLabel, _nearest, export_plot, log_axes
+
+SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
+
+
+class _NoPeak:
+    """Stands in for a Peak when none is cached: points get their AI, no ceilings are drawn."""
+
+    fp32_gflops = 1.0
+    bf16_gflops = None
+    bandwidth_gbs = 1.0
+
+
+class RooflineView(QWidget):
+    peak_measured = Signal(object)  # machine.Peak
+    status = Signal(str)
+
+    def __init__(self, parent=None, load_cached_peak: bool = True):
+        super().__init__(parent)
+        self.setObjectName("rooflineView")
+        self.peak = None
+        self._results: list = []
+        self.roof = None
+        self._peak_worker = None
+        self._theme = "light"
+
+        self.measure_button = QPushButton("Measure peak")
+        self.measure_button.setToolTip("Measure this CPU's matmul peak and copy bandwidth (about 3 s, in the "
+                                       "background) for the ceilings.")
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Save the roofline as PNG or SVG.")
+        self.peak_label = QLabel("")
+        self.peak_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        head.addWidget(self.peak_label, 1)
+        head.addWidget(self.measure_button)
+        head.addWidget(self.export_button)
+
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.plot = self.layout_widget.addPlot(row=0, col=0, axisItems=log_axes())
+        self.plot.setTitle("Roofline")
+        self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
+        self.plot.setLabel("left", "GFLOP/s")
+        for ax in ("left", "bottom"):
+            self.plot.getAxis(ax).enableAutoSIPrefix(False)
+        self.plot.setLogMode(True, True)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.legend = self.plot.addLegend(offset=(-8, -8), labelTextSize="8pt", verSpacing=-6)
+        self.definition = pg.LabelItem("", justify="left", size="8pt")
+        self.layout_widget.addItem(self.definition, row=1, col=0)
+        self.note = pg.TextItem("", color="#b3261e", anchor=(0.5, 0.5))
+        self.plot.addItem(self.note, ignoreBounds=True)
+        self.hover = _HoverLabel(self.plot, self._lookup)
+        self._hover_pts = (np.empty(0), np.empty(0), [])
+        self._items: list = []
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 4)
+        lay.setSpacing(4)
+        lay.addLayout(head)
+        lay.addWidget(self.layout_widget, 1)
+        self.measure_button.clicked.connect(self.measure_peak)
+        self.export_button.clicked.connect(self._export_dialog)
+        self.set_theme("light")
+        if load_cached_peak:
+            self.reload_peak()
+        else:
+            self.redraw()
+
+    # ---- inputs ---------------------------------------------------------------------------------------
+    def set_results(self, results) -> None:
+        self._results = list(results or [])
+        self.redraw()
+
+    def set_peak(self, peak) -> None:
+        self.peak = peak
+        self.redraw()
+
+    def reload_peak(self) -> None:
+        """The cached peak for this CPU and thread count (never measures)."""
+        from explorer.core import machine
+
+        try:
+            p = machine.peak(allow_measure=False)
+        except Exception:  # noqa: BLE001 - a broken cache only hides the ceilings
+            p = None
+        self.set_peak(p)
+
+    # ---- peak measurement (off the GUI thread) -------------------------------------------------------------
+    def is_measuring(self) -> bool:
+        return self._peak_worker is not None and self._peak_worker.running
+
+    def measure_peak(self) -> bool:
+        if self.is_measuring():
+            return False
+        from explorer.core import machine
+        from explorer.gui.worker import CallWorker
+
+        self._peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
+        self._peak_worker.succeeded.connect(self._on_peak)
+        self._peak_worker.failed.connect(self._on_peak_failed)
+        self._peak_worker.finished.connect(self._on_peak_done)
+        self.measure_button.setEnabled(False)
+        self.measure_button.setText("Measuring…")
+        self.peak_label.setText("Measuring the peak (about 3 s, in the background)…")
+        self.status.emit("Measuring the machine's peak (about 3 s)…")
+        self._peak_worker.start()
+        return True
+
+    def _on_peak(self, p) -> None:
+        if p:
+            self.set_peak(p)
+            self.status.emit(f"Peak: fp32 {p.fp32_gflops:.0f} GFLOP/s, bandwidth {p.bandwidth_gbs:.0f} GB/s.")
+            self.peak_measured.emit(p)
+
+    def _on_peak_failed(self, msg: str) -> None:
+        self.peak_label.setText(f"Peak measurement failed: {msg}")
+        self.status.emit(f"Peak measurement failed: {msg}")
+
+    def _on_peak_done(self) -> None:
+        self.measure_button.setEnabled(True)
+        self.measure_button.setText("Measure peak")
+
+    def shutdown(self, timeout_ms: int = 10_000) -> bool:
+        """Wait for a peak measurement in flight (it cannot be cancelled; it takes about 3 s)."""
+        if self._peak_worker is None:
+            return True
+        return self._peak_worker.wait(timeout_ms)
+
+    # ---- drawing ----------------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        from explorer.core.roofline import AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, roofline
+
+        t = theme(self._theme)
+        for it in self._items:
+            self.plot.removeItem(it)
+        self._items = []
+        self.legend.clear()
+        peak = self.peak
+        try:
+            self.roof = roofline(self._results, peak or _NoPeak())
+        except Exception as e:  # noqa: BLE001 - a bad row must not break the tab
+            self.roof = None
+            self._set_note(f"Cannot compute the roofline: {e}")
+            return
+        roof = self.roof
+        if peak is None:
+            roof.ceilings = []
+            self.peak_label.setText("No peak measured for this machine yet: press Measure peak (about 3 s) for the "
+                                    "ceilings.")
+        else:
+            bf = f", bf16 {peak.bf16_gflops:.0f}" if peak.bf16_gflops else ""
+            self.peak_label.setText(f"Peak: fp32 {peak.fp32_gflops:.0f}{bf} GFLOP/s · bandwidth "
+                                    f"{peak.bandwidth_gbs:.1f} GB/s · {peak.threads} threads · measured "
+                                    f"{peak.measured_at}")
+        lo, hi = roof.ai_range()
+        # ceilings
+        for c in roof.ceilings:
+            xs, ys = c.line(lo, hi)
+            style = Qt.SolidLine if c.name == "fp32" else Qt.DashLine
+            line = pg.PlotDataItem(xs, ys, pen=pg.mkPen(t["fg"], width=2, style=style))
+            self._add(line, f"{c.name} roof")
+            flat = pg.TextItem(f"{c.name} peak {c.peak_gflops:.0f} GFLOP/s", color=t["fg"], anchor=(1, 1))
+            flat.setPos(math.log10(hi), math.log10(c.peak_gflops))
+            self._add(flat)
+            if c.ridge_ai > lo:
+                x_slope = max(lo, c.ridge_ai / 30)
+                slope = pg.TextItem(f"{c.bandwidth_gbs:.0f} GB/s", color=t["muted"], anchor=(0, 1), angle=0)
+                slope.setPos(math.log10(x_slope), math.log10(c.attainable(x_slope)))
+                self._add(slope)
+        # points, one item per (path, dtype)
+        groups: dict[tuple[str, str], list] = {}
+        for p in roof.points:
+            groups.setdefault((p.path, p.dtype), []).append(p)
+        hx, hy, texts = [], [], []
+        self.point_items = {}
+        for path in ordered({k[0] for k in groups}):
+            for (gp, dt), pts in sorted(groups.items()):
+                if gp != path:
+                    continue
+                x = np.array([p.ai for p in pts])
+                y = np.array([p.gflops for p in pts])
+                color = path_color(path)
+                item = pg.PlotDataItem(x, y, pen=None, symbol=SYMBOLS.get(dt, "o"), symbolSize=9,
+                                       symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(t["bg"], width=0.8))
+                self._add(item, f"{path} ({dt})" if len({k[1] for k in groups}) > 1 else path)
+                self.point_items[(path, dt)] = item
+                hx.append(np.log10(x))
+                hy.append(np.log10(y))
+                texts += [self._point_text(p, peak is not None) for p in pts]
+        self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
+        ys = [p.gflops for p in roof.points] + [c.peak_gflops for c in roof.ceilings]
+        ys += [c.attainable(lo) for c in roof.ceilings]
+        if ys:
+            self.plot.setXRange(math.log10(lo), math.log10(hi), padding=0.02)
+            self.plot.setYRange(math.log10(min(ys) / 2), math.log10(max(ys) * 2), padding=0.02)
+        else:
+            self.plot.setXRange(-1, 2, padding=0)
+            self.plot.setYRange(0, 3, padding=0)
+        notes = []
+        if not roof.points:
+            notes.append("No ok results yet: run, sweep or open results to place them here.")
+        if peak is None:
+            notes.append("No peak cached for this machine: press Measure peak (about 3 s) to draw the ceilings.")
+        self._set_note("\n".join(notes))
+        self.definition.setText(
+            f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>{BYTES_DEFINITION}.<br>"
+            f"{ATTAINABLE_DEFINITION}; f32 points judged against the fp32 roof, bf16 against bf16.</span>")
+
+    def _point_text(self, p, with_peak: bool) -> str:
+        lines = [f"{p.name + '  ' if p.name else ''}{p.desc}", f"path {p.path} · {p.dtype}"
+                 + (f" · {p.threads} threads" if p.threads else "")]
+        if p.vary:
+            lines.append(p.vary.replace(";", ", "))
+        lines.append(f"{p.gflops:.4g} GFLOP/s at AI {p.ai:.3g} FLOP/byte")
+        lines.append(f"{p.ops:.3g} FLOP, {p.bytes / 1e6:.3g} MB moved")
+        if with_peak:
+            lines.append(f"{100 * p.efficiency:.0f}% of attainable ({p.attainable:.4g} GFLOP/s, {p.bound} bound)")
+        return "\n".join(lines)
+
+    def _add(self, item, name: str | None = None) -> None:
+        self.plot.addItem(item)
+        self._items.append(item)
+        if name:
+            self.legend.addItem(item, name)
+
+    def _set_note(self, text: str) -> None:
+        self.note.setText(text)
+        vr = self.plot.getViewBox().viewRect()
+        self.note.setPos(vr.center())
+        self.note.setVisible(bool(text))
+
+    def _lookup(self, view_pos, scene_pos):
+        xs, ys, texts = self._hover_pts
+        i = _nearest(self.plot.getViewBox(), scene_pos, xs, ys)
+        if i is None:
+            return None
+        return texts[i], QPointF(float(xs[i]), float(ys[i]))
+
+    def hover_text_at(self, ai: float, gflops: float) -> str:
+        """What hovering at (ai, gflops) shows ('' when no point is near)."""
+        return self.hover.show_at(QPointF(math.log10(ai), math.log10(gflops)))
+
+    def point_count(self) -> int:
+        return len(self.roof.points) if self.roof else 0
+
+    # ---- export / theme -----------------------------------------------------------------------------------
+    def export_item(self):
+        return self.layout_widget.ci  # the plot and the definitions under it
+
+    def export(self, path: str) -> bool:
+        """PNG or SVG by the suffix of `path` (the chart and its definitions). False (and status) on failure."""
+        try:
+            export_plot(self, str(path))
+        except Exception as e:  # noqa: BLE001
+            self.status.emit(f"Cannot export the roofline to {path}: {e}.")
+            return False
+        self.status.emit(f"Saved the roofline to {path}.")
+        return True
+
+    def _export_dialog(self) -> None:
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export roofline", "roofline.png",
+                                              "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            self.export(path)
+
+    def set_theme(self, name: str) -> None:
+        self._theme = name
+        t = theme(name)
+        self.layout_widget.setBackground(t["bg"])
+        for ax in ("left", "bottom"):
+            a = self.plot.getAxis(ax)
+            a.setPen(pg.mkPen(t["muted"]))
+            a.setTextPen(pg.mkPen(t["fg"]))
+        self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
+        self.legend.setLabelTextColor(t["fg"])
+        self.legend.setBrush(pg.mkBrush(t["bg"]))
+        self.legend.setPen(pg.mkPen(t["grid"]))
+        self.redraw()

@@ -1,0 +1,978 @@
+"""Sweep charts: the data they draw (SweepData, no Qt) and four pyqtgraph views of it.
+
+- LineChart     median time or GFLOP/s against the varied field, one curve per path (fixed colours), IQR
+                whiskers, log axes, dashed baseline overlays, hover shows the exact row.
+- SpeedupChart  baseline median / path median against the varied field (lines) or per layer (bars), with
+                the 1.0 line drawn.
+- HeatmapChart  a two-field sweep: the fastest path per cell (categorical colours + legend) or one path's
+                speedup against the baseline path (diverging colormap + colorbar); values on hover.
+- BarChart      a batch: one bar group per layer, layer names on the x axis (abbreviated, full name on hover).
+
+Every chart redraws only from `redraw()`; the SweepView calls it from a ~20 Hz timer when the data changed,
+never per event, so thousands of points stay smooth.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from explorer.core.paths import PATHS
+from explorer.core.sweep import grid_shape, parse_label
+from explorer.gui.colors import ordered, path_color, qcolor, theme
+
+METRICS = {"median_ms": "median time per call (ms)", "gflops": "GFLOP/s"}
+# Fields whose sweeps are usually geometric: a log x axis spreads 1, 2, 4, ... 256 evenly.
+LOG_FIELDS = ("mb", "g", "ic", "oc", "threads")
+
+
+# ---- data -------------------------------------------------------------------------------------------------
+@dataclass
+class Cell:
+    """One (point, path) outcome, as much as a chart needs (Results or CSV rows give the same Cell)."""
+
+    path: str
+    status: str
+    median: float | None = None
+    p25: float | None = None
+    p75: float | None = None
+    gflops: float | None = None
+    desc: str = ""
+    name: str = ""
+    dtype: str = ""
+    threads: object = None
+    vary: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and bool(self.median) and self.median > 0
+
+    def value(self, metric: str) -> float | None:
+        return self.median if metric == "median_ms" else self.gflops
+
+    def spread(self, metric: str) -> tuple[float, float]:
+        """(low, high) of the IQR in the metric's unit (GFLOP/s from the p75/p25 times)."""
+        med = self.median
+        p25 = self.p25 if self.p25 is not None else med
+        p75 = self.p75 if self.p75 is not None else med
+        if metric == "median_ms":
+            return p25, p75
+        g = self.gflops or 0.0
+        return (g * med / p75 if p75 else g), (g * med / p25 if p25 else g)
+
+    def text(self, label: str = "") -> str:
+        head = f"{self.name + '  ' if self.name else ''}{self.desc}"
+        lines = [head, f"path {self.path}{' (' + label + ')' if label else ''}"
+                 + (f" · {self.dtype}" if self.dtype else "") + (f" · {self.threads} threads" if self.threads else "")]
+        if self.vary:
+            lines.append(self.vary.replace(";", ", "))
+        if not self.ok:
+            lines.append(f"{self.status}: {self.error}" if self.error else self.status)
+            return "\n".join(lines)
+        iqr = (self.p75 - self.p25) if (self.p75 is not None and self.p25 is not None) else None
+        lines.append(f"median {self.median:.4g} ms" + (f" · IQR {iqr:.3g} ms ({self.p25:.4g}..{self.p75:.4g})"
+                                                       if iqr is not None else ""))
+        if self.gflops:
+            lines.append(f"{self.gflops:.4g} GFLOP/s")
+        return "\n".join(lines)
+
+
+def cell_of(r) -> Cell:
+    """A Cell from a Result or a CSV row dict (read_csv's numbers)."""
+    if isinstance(r, dict):
+        g = r.get
+        return Cell(g("path") or "", g("status") or "", _f(g("median_ms")), _f(g("p25_ms")), _f(g("p75_ms")),
+                    _f(g("gflops")), g("desc") or "", g("name") or "", g("dtype") or "", g("threads"),
+                    g("vary") or "", g("error") or "")
+    s = r.spec
+    return Cell(r.path, r.status, r.median_ms, r.p25_ms, r.p75_ms, r.gflops, s.desc if s else "",
+                s.name if s else "", s.dtype if s else "", r.threads, r.vary, r.error)
+
+
+def _f(v) -> float | None:
+    if v is None or v == "":
+        return None
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def result_row(r) -> dict:
+    """A Result as read_csv would return its row (numbers as numbers): what compare_rows expects."""
+    if isinstance(r, dict):
+        return r
+    from explorer.core import results as res_mod
+
+    ints = getattr(res_mod, "_INT_COLUMNS", set())
+    floats = getattr(res_mod, "_FLOAT_COLUMNS", set())
+    out = {}
+    for k, v in r.row().items():
+        if v == "":
+            out[k] = None
+        elif k in ints:
+            out[k] = int(float(v))
+        elif k in floats:
+            out[k] = float(v)
+        else:
+            out[k] = v
+    return out
+
+
+def short_name(name: str, limit: int = 14) -> str:
+    """A layer name short enough for an axis tick: the part after a `net:` prefix, then cut with an ellipsis."""
+    s = name.split(":", 1)[1] if ":" in name and not name.startswith("mb") else name
+    return s if len(s) <= limit else s[: max(1, limit - 1)] + "…"
+
+
+@dataclass
+class Baseline:
+    label: str
+    rows: list
+    # path -> list of (coordinate, Cell); a coordinate is an x value (line), (i, j) (grid) or a layer index (batch)
+    series: dict = field(default_factory=dict)
+
+
+class SweepData:
+    """What a sweep has produced so far, keyed for charts. Pure Python: no Qt here.
+
+    mode "line" (one varied field), "grid" (two) or "batch" (one point per layer). `version` grows on every
+    change, so a timer-driven view redraws only when something arrived.
+    """
+
+    def __init__(self):
+        self.clear()
+        self.baselines: list[Baseline] = []
+
+    def clear(self) -> None:
+        self.mode = "line"
+        self.fields: tuple = ()
+        self.xs: list = []  # first field's values (line, grid) in sweep order
+        self.ys: list = []  # second field's values (grid)
+        self.layers: list[tuple[str, str]] = []  # batch: (short label, full name) per point
+        self.coord: dict[int, object] = {}  # point index -> x value | (i, j) | layer index
+        self.cells: dict[tuple[int, str], Cell] = {}
+        self.paths: list[str] = []
+        self.geometric = False
+        self._descs: dict[int, str] = {}  # batch: point index -> desc (baselines match on it)
+        self.version = getattr(self, "version", 0) + 1
+
+    # ---- shape ----------------------------------------------------------------------------------------
+    def configure(self, points, mode: str | None = None, paths=(), geometric: bool = False) -> None:
+        """A new sweep (or batch): its points fix the axes before any row arrives."""
+        self.clear()
+        self.paths = ordered(paths)
+        self.geometric = geometric
+        if mode is None:
+            mode = "batch" if (points and not points[0].values) else ("grid" if len(points[0].values) > 1 else "line")
+        self.mode = mode
+        if mode == "batch":
+            for p in points:
+                full = (p.spec.name or p.spec.desc) if p.spec is not None else (p.text or f"line {p.line}")
+                self.layers.append((short_name(full), full))
+                self.coord[p.index] = p.index
+                self._descs[p.index] = p.spec.desc if p.spec is not None else (p.text or "")
+        else:
+            self.fields = tuple(points[0].values)
+            self.xs, self.ys = grid_shape(points)
+            xi = {v: i for i, v in enumerate(self.xs)}
+            yi = {v: i for i, v in enumerate(self.ys)}
+            for p in points:
+                vals = list(p.values.values())
+                self.coord[p.index] = vals[0] if mode == "line" else (xi[vals[0]], yi[vals[1]])
+        for b in self.baselines:
+            self._place_baseline(b)
+        self.version += 1
+
+    def configure_from_rows(self, rows) -> None:
+        """No sweep yet: take the shape of a saved CSV (its `vary` column, or its rows as layers)."""
+        from explorer.core.sweep import SweepPoint
+
+        labels = [parse_label(r.get("vary") or "") for r in rows]
+        if labels and all(len(v) == 1 for v in labels) and len({tuple(v) for v in labels}) == 1:
+            pts, seen = [], {}
+            for v in labels:
+                key = tuple(v.items())
+                if key not in seen:
+                    seen[key] = len(pts)
+                    pts.append(SweepPoint(len(pts), dict(v)))
+            self.configure(pts, "line", paths=[r.get("path") for r in rows if r.get("path")])
+        else:
+            from explorer.core.spec import parse_descriptor
+
+            pts, seen = [], set()
+            for r in rows:
+                d = r.get("desc") or ""
+                if d in seen:
+                    continue
+                seen.add(d)
+                try:
+                    spec = parse_descriptor(d)
+                    if r.get("name"):
+                        spec = spec.replace(name=r["name"])
+                except Exception:  # noqa: BLE001 - a foreign desc still gets a bar group by its text
+                    spec = None
+                pts.append(SweepPoint(len(pts), {}, spec, text=d))
+            self.configure(pts, "batch", paths=[r.get("path") for r in rows if r.get("path")])
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.coord)
+
+    @property
+    def x_field(self) -> str:
+        return self.fields[0] if self.fields else ""
+
+    @property
+    def categorical_x(self) -> bool:
+        return self.mode == "line" and any(isinstance(x, str) for x in self.xs)
+
+    # ---- rows -----------------------------------------------------------------------------------------
+    def add(self, point_index: int, r) -> Cell | None:
+        """A finished Result (or skipped row dict) of point `point_index`."""
+        c = cell_of(r)
+        if not c.path:  # a skipped point has no path: it only counts, it draws nothing
+            self.version += 1
+            return None
+        if c.path not in self.paths:
+            self.paths = ordered(self.paths + [c.path])
+        self.cells[(point_index, c.path)] = c
+        self.version += 1
+        return c
+
+    def path_cells(self, path: str) -> list[tuple[object, Cell]]:
+        """(coordinate, Cell) of every ok cell of `path`."""
+        out = []
+        for (idx, p), c in self.cells.items():
+            if p == path and c.ok and idx in self.coord:
+                out.append((self.coord[idx], c))
+        return out
+
+    def ok_count(self, path: str | None = None) -> int:
+        return sum(1 for (_, p), c in self.cells.items() if c.ok and (path is None or p == path))
+
+    # ---- baselines --------------------------------------------------------------------------------------
+    def add_baseline(self, rows, label: str) -> Baseline:
+        rows = [result_row(r) for r in rows]
+        b = Baseline(label, rows)
+        self.baselines.append(b)
+        if not self.configured and rows:
+            self.configure_from_rows(rows)  # places every baseline
+        else:
+            self._place_baseline(b)
+        self.version += 1
+        return b
+
+    def clear_baselines(self) -> None:
+        self.baselines = []
+        self.version += 1
+
+    def _place_baseline(self, b: Baseline) -> None:
+        b.series = {}
+        if self.mode == "batch":
+            by_desc: dict[str, list[int]] = {}
+            for i, (_, full) in enumerate(self.layers):
+                by_desc.setdefault(full, []).append(i)
+            # match on desc (a CSV row's desc is the descriptor without the name) or on the name
+            descs = {}
+            for idx in self.coord:
+                descs.setdefault(self._descs.get(idx, ""), []).append(idx)
+            used: dict[tuple, int] = {}
+            for r in b.rows:
+                c = cell_of(r)
+                if not c.ok:
+                    continue
+                cands = descs.get(c.desc) or by_desc.get(c.name) or []
+                k = used.get((c.desc, c.path), 0)
+                if k < len(cands):
+                    used[(c.desc, c.path)] = k + 1
+                    b.series.setdefault(c.path, []).append((cands[k], c))
+            return
+        for r in b.rows:
+            c = cell_of(r)
+            if not c.ok:
+                continue
+            vals = parse_label(c.vary)
+            if any(f not in vals for f in self.fields):
+                continue
+            if self.mode == "line":
+                x = vals[self.fields[0]]
+                if self.categorical_x and x not in self.xs:
+                    continue
+                b.series.setdefault(c.path, []).append((x, c))
+            # a grid has no overlay: the heatmap draws one value per cell
+
+
+# ---- chart helpers --------------------------------------------------------------------------------------
+class LogAxis(pg.AxisItem):
+    """Log-mode ticks as plain numbers (20, 500, 0.01), labelled only at 1, 2 and 5 x 10^k: readable at a glance."""
+
+    def logTickStrings(self, values, scale, spacing):
+        out = []
+        for v in values:
+            x = 10 ** float(v) * scale
+            if x <= 0 or not math.isfinite(x):
+                out.append("")
+                continue
+            m = x / 10 ** math.floor(math.log10(x) + 1e-9)
+            if min(abs(m - k) for k in (1, 2, 5)) > 0.02:
+                out.append("")
+            elif 1e-3 <= x < 1e5:
+                out.append(f"{x:.4g}")
+            else:
+                out.append(f"{x:.0e}".replace("e+0", "e").replace("e-0", "e-"))
+        return out
+
+
+def log_axes() -> dict:
+    return {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
+
+
+def _style_plot(plot: pg.PlotItem, widget: pg.PlotWidget, theme_name: str) -> None:
+    t = theme(theme_name)
+    widget.setBackground(t["bg"])
+    for ax in ("left", "bottom"):
+        a = plot.getAxis(ax)
+        a.setPen(pg.mkPen(t["muted"]))
+        a.setTextPen(pg.mkPen(t["fg"]))
+    plot.titleLabel.setText(plot.titleLabel.text, color=t["fg"])
+    legend = getattr(plot, "legend", None)
+    if legend is not None:
+        legend.setLabelTextColor(t["fg"])
+        legend.setBrush(pg.mkBrush(QColor(t["bg"]).lighter(100)))
+        legend.setPen(pg.mkPen(t["grid"]))
+
+
+class _HoverLabel:
+    """A text box in the plot that follows the mouse; `text` is what it shows (tests read it)."""
+
+    def __init__(self, plot: pg.PlotItem, lookup):
+        self.plot = plot
+        self.lookup = lookup  # (view QPointF, scene QPointF) -> (text, view anchor QPointF) | None
+        self.text = ""
+        self.item = pg.TextItem("", color="#202124", fill=pg.mkBrush(255, 255, 255, 235),
+                                border=pg.mkPen("#9aa0a6"), anchor=(0, 1))
+        self.item.setZValue(1000)
+        self.item.hide()
+        plot.addItem(self.item, ignoreBounds=True)
+        plot.scene().sigMouseMoved.connect(self.on_move)
+
+    def on_move(self, scene_pos) -> None:
+        vb = self.plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            self.hide()
+            return
+        self.show_at(vb.mapSceneToView(scene_pos), scene_pos)
+
+    def show_at(self, view_pos: QPointF, scene_pos: QPointF | None = None) -> str:
+        vb = self.plot.getViewBox()
+        if scene_pos is None:
+            scene_pos = vb.mapViewToScene(view_pos)
+        hit = self.lookup(view_pos, scene_pos)
+        if not hit:
+            self.hide()
+            return ""
+        text, anchor = hit
+        self.text = text
+        self.item.setText(text)
+        r = vb.sceneBoundingRect()
+        ax = 1 if scene_pos.x() > r.center().x() else 0
+        ay = 0 if scene_pos.y() < r.center().y() else 1
+        self.item.setAnchor((ax, ay))
+        self.item.setPos(anchor)
+        self.item.show()
+        return text
+
+    def hide(self) -> None:
+        self.text = ""
+        self.item.hide()
+
+
+def _nearest(vb: pg.ViewBox, scene_pos: QPointF, xs: np.ndarray, ys: np.ndarray, max_px: float = 14.0) -> int | None:
+    """Index of the point nearest the mouse in pixels (within max_px), vectorised: thousands stay cheap."""
+    if xs.size == 0:
+        return None
+    rect = vb.viewRect()
+    sr = vb.sceneBoundingRect()
+    if rect.width() <= 0 or rect.height() <= 0:
+        return None
+    px = (xs - rect.left()) / rect.width() * sr.width() + sr.left()
+    py = sr.bottom() - (ys - rect.top()) / rect.height() * sr.height()
+    d = (px - scene_pos.x()) ** 2 + (py - scene_pos.y()) ** 2
+    d = np.where(np.isfinite(d), d, np.inf)
+    i = int(np.argmin(d))
+    return i if d[i] <= max_px**2 else None
+
+
+def _log(v, on: bool):
+    a = np.asarray(v, dtype=float)
+    if not on:
+        return a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a > 0, np.log10(np.where(a > 0, a, 1.0)), np.nan)
+
+
+class _ChartBase(QWidget):
+    title = ""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot_widget = pg.PlotWidget(axisItems=log_axes())
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.setTitle(self.title)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        for ax in ("left", "bottom"):
+            self.plot.getAxis(ax).enableAutoSIPrefix(False)  # ms stay ms: no hidden x1000 on the axis
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", verSpacing=-6)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plot_widget)
+        self._theme = "light"
+        self.redraws = 0
+        self._items: list = []
+        self.hover = _HoverLabel(self.plot, self._lookup)
+        self._hover_pts = (np.empty(0), np.empty(0), [])
+        self.message = pg.TextItem("", color="#5f6368", anchor=(0.5, 0.5))
+        self.plot.addItem(self.message, ignoreBounds=True)
+        _style_plot(self.plot, self.plot_widget, self._theme)
+
+    def _reset_items(self) -> None:
+        for it in self._items:
+            self.plot.removeItem(it)
+        self._items = []
+        self.legend.clear()
+
+    def _add(self, item, name: str | None = None):
+        self.plot.addItem(item)
+        self._items.append(item)
+        if name:
+            self.legend.addItem(item, name)
+        return item
+
+    def _lookup(self, view_pos, scene_pos):
+        xs, ys, texts = self._hover_pts
+        i = _nearest(self.plot.getViewBox(), scene_pos, xs, ys)
+        if i is None:
+            return None
+        return texts[i], QPointF(float(xs[i]), float(ys[i]))
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        vb = self.plot.getViewBox()
+        r = vb.viewRect()
+        self.message.setPos(r.center())
+        self.message.setVisible(bool(text))
+
+    def set_theme(self, name: str) -> None:
+        self._theme = name
+        _style_plot(self.plot, self.plot_widget, name)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        data = getattr(self, "_data", None)
+        if data is not None and data.mode == "batch" and isinstance(self, (BarChart, SpeedupChart)):
+            _layer_ticks(self.plot, data, self.plot_widget.width())  # abbreviations follow the width
+
+
+# ---- line chart -------------------------------------------------------------------------------------------
+class LineChart(_ChartBase):
+    """Metric against the first varied field: one curve per path, IQR whiskers, dashed baseline overlays."""
+
+    title = "Sweep"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.metric = "median_ms"
+        self.log_x = False
+        self.log_y = False
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.baseline_curves: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self.plot.setLabel("left", METRICS[self.metric])
+
+    def set_axes(self, metric: str | None = None, log_x: bool | None = None, log_y: bool | None = None) -> None:
+        if metric is not None:
+            self.metric = metric
+        if log_x is not None:
+            self.log_x = log_x
+        if log_y is not None:
+            self.log_y = log_y
+
+    def redraw(self, data: SweepData) -> None:
+        self.redraws += 1
+        self._data = data
+        self._reset_items()
+        self.curves, self.baseline_curves = {}, {}
+        cat = data.categorical_x
+        log_x = self.log_x and not cat
+        self.plot.setLogMode(log_x, self.log_y)
+        self.plot.setLabel("left", METRICS[self.metric])
+        self.plot.setLabel("bottom", data.x_field or "value")
+        ax = self.plot.getAxis("bottom")
+        if cat:
+            ax.setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]])
+        else:
+            ax.setTicks(None)
+        pos_of = {v: i for i, v in enumerate(data.xs)}
+        hx, hy, htexts = [], [], []
+
+        def arrays(cells):
+            cells = sorted(cells, key=lambda t: (pos_of.get(t[0], 0) if cat else t[0]))
+            x = np.array([pos_of[c[0]] if cat else c[0] for c in cells], dtype=float)
+            y = np.array([c[1].value(self.metric) or np.nan for c in cells], dtype=float)
+            lo_hi = np.array([c[1].spread(self.metric) for c in cells], dtype=float).reshape(-1, 2)
+            return cells, x, y, lo_hi
+
+        all_x = []
+        for path in ordered(data.paths):
+            cells = data.path_cells(path)
+            if not cells:
+                continue
+            cells, x, y, lo_hi = arrays(cells)
+            color = path_color(path)
+            curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
+                                    symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(color))
+            self._add(curve, path)
+            self.curves[path] = curve
+            vx, vy = _log(x, log_x), _log(y, self.log_y)
+            top = _log(lo_hi[:, 1], self.log_y) - vy
+            bottom = vy - _log(lo_hi[:, 0], self.log_y)
+            err = pg.ErrorBarItem(x=vx, y=vy, top=np.nan_to_num(top), bottom=np.nan_to_num(bottom), beam=0,
+                                  pen=pg.mkPen(color, width=1.2))
+            self._add(err)
+            hx.append(vx)
+            hy.append(vy)
+            htexts += [c.text() for _, c in cells]
+            all_x.append(x)
+        for b in data.baselines:
+            for path, cells in b.series.items():
+                if not cells:
+                    continue
+                cells, x, y, _ = arrays(cells)
+                color = path_color(path)
+                curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=1.6, style=Qt.DashLine), symbol="t",
+                                        symbolSize=7, symbolBrush=None, symbolPen=pg.mkPen(color))
+                self._add(curve, f"{path} · {b.label}")
+                self.baseline_curves[(b.label, path)] = curve
+                hx.append(_log(x, log_x))
+                hy.append(_log(y, self.log_y))
+                htexts += [c.text(b.label) for _, c in cells]
+        self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
+        self.plot.enableAutoRange()
+        if not self.curves and not self.baseline_curves:
+            self._show_message("Run a sweep: results land here point by point.")
+        else:
+            self._show_message("")
+
+    def point_count(self, path: str) -> int:
+        c = self.curves.get(path)
+        if c is None:
+            return 0
+        x, _ = c.getOriginalDataset()
+        return 0 if x is None else len(x)
+
+
+# ---- speedup chart ------------------------------------------------------------------------------------------
+class SpeedupChart(_ChartBase):
+    """baseline median / path median: lines against the varied field, or bars per layer for a batch."""
+
+    title = "Speedup vs baseline path"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.baseline_path = "dense"
+        self.log_x = False
+        self.curves: dict[str, object] = {}
+        self.plot.setLabel("left", "speedup (x, >1 is faster)")
+        self.one_line = pg.InfiniteLine(pos=1.0, angle=0, pen=pg.mkPen("#5f6368", width=1.2, style=Qt.DashLine))
+        self.plot.addItem(self.one_line, ignoreBounds=False)
+        self._tick_key = None
+
+    def redraw(self, data: SweepData) -> None:
+        self.redraws += 1
+        self._data = data
+        self._reset_items()
+        self.curves = {}
+        self.plot.setTitle(f"Speedup vs {self.baseline_path}")
+        base = {coord: c for coord, c in data.path_cells(self.baseline_path)}
+        hx, hy, htexts = [], [], []
+        if data.mode == "batch":
+            self.plot.setLogMode(False, False)
+            self.plot.setLabel("bottom", "layer")
+            others = [p for p in ordered(data.paths) if p != self.baseline_path]
+            k = max(1, len(others))
+            w = 0.8 / k
+            for j, path in enumerate(others):
+                xs, hs, texts = [], [], []
+                for coord, c in data.path_cells(path):
+                    b = base.get(coord)
+                    if b is None:
+                        continue
+                    s = b.median / c.median
+                    xs.append(coord - 0.4 + w * (j + 0.5))
+                    hs.append(s)
+                    texts.append(f"{data.layers[coord][1]}\n{path}: {s:.3g}x vs {self.baseline_path}\n"
+                                 f"{c.median:.4g} ms vs {b.median:.4g} ms")
+                if not xs:
+                    continue
+                bars = pg.BarGraphItem(x=np.array(xs), height=np.array(hs), width=w * 0.92,
+                                       brush=pg.mkBrush(qcolor(path, 220)), pen=pg.mkPen(path_color(path)))
+                self._add(bars, path)
+                self.curves[path] = bars
+                hx += xs
+                hy += hs
+                htexts += texts
+            _layer_ticks(self.plot, data, self.plot_widget.width())
+        else:
+            cat = data.categorical_x
+            log_x = self.log_x and not cat
+            self.plot.setLogMode(log_x, False)
+            self.plot.setLabel("bottom", data.x_field or "value")
+            pos_of = {v: i for i, v in enumerate(data.xs)}
+            self.plot.getAxis("bottom").setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]] if cat else None)
+            if data.mode == "line":
+                for path in ordered(data.paths):
+                    if path == self.baseline_path:
+                        continue
+                    pts = []
+                    for coord, c in data.path_cells(path):
+                        b = base.get(coord)
+                        if b is not None:
+                            pts.append((pos_of.get(coord, 0) if cat else coord, b.median / c.median, c, b))
+                    if not pts:
+                        continue
+                    pts.sort(key=lambda t: t[0])
+                    x = np.array([p[0] for p in pts], dtype=float)
+                    y = np.array([p[1] for p in pts], dtype=float)
+                    color = path_color(path)
+                    curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
+                                            symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(color))
+                    self._add(curve, path)
+                    self.curves[path] = curve
+                    hx.append(_log(x, log_x))
+                    hy.append(y)
+                    htexts += [f"{c.desc}\n{path}: {s:.3g}x vs {self.baseline_path}\n{c.median:.4g} ms vs "
+                               f"{b.median:.4g} ms" for _, s, c, b in pts]
+            hx = list(np.concatenate(hx)) if hx else []
+            hy = list(np.concatenate(hy)) if hy else []
+        self._hover_pts = (np.asarray(hx, dtype=float), np.asarray(hy, dtype=float), htexts)
+        self.plot.enableAutoRange()
+        if not self.curves:
+            msg = (f"No {self.baseline_path} results yet to compare with." if data.cells else
+                   "Speedups against the baseline path appear here.")
+            self._show_message(msg)
+        else:
+            self._show_message("")
+
+
+def _layer_ticks(plot: pg.PlotItem, data: SweepData, width_px: int) -> None:
+    """Layer names under the bar groups: abbreviated to fit, every k-th when there are too many."""
+    n = len(data.layers)
+    if n == 0:
+        plot.getAxis("bottom").setTicks([[]])
+        return
+    per = max(width_px - 80, 100) / n
+    chars = int(per // 7.5) - 1  # a gap of about one character between neighbours
+    step = 1
+    if chars < 5:
+        step = math.ceil(6 * 7.5 / per)
+        chars = int(per * step // 7.5) - 1
+    chars = max(4, min(chars, 18))
+    ticks = [(i, short_name(full, chars)) for i, (_, full) in enumerate(data.layers) if i % step == 0]
+    plot.getAxis("bottom").setTicks([ticks, []])
+    plot.getAxis("bottom").setStyle(tickTextOffset=4)
+
+
+# ---- bar chart (batch) -------------------------------------------------------------------------------------
+class BarChart(_ChartBase):
+    """One bar group per layer (one bar per path), IQR whiskers, baselines as dashed outlines."""
+
+    title = "Batch: per layer"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.metric = "gflops"
+        self.log_y = False
+        self.bars: dict[str, pg.BarGraphItem] = {}
+
+    def set_axes(self, metric: str | None = None, log_y: bool | None = None, **_) -> None:
+        if metric is not None:
+            self.metric = metric
+        if log_y is not None:
+            self.log_y = log_y
+
+    def group_count(self) -> int:
+        return len({c for p in self.bar_x.values() for c in p})
+
+    def redraw(self, data: SweepData) -> None:
+        self.redraws += 1
+        self._data = data
+        self._reset_items()
+        self.bars = {}
+        self.bar_x: dict[str, list] = {}
+        self.plot.setLabel("left", METRICS[self.metric])
+        self.plot.setLabel("bottom", "layer")
+        paths = ordered(data.paths)
+        k = max(1, len(paths))
+        w = 0.8 / k
+        vals = [c.value(self.metric) for p in paths for _, c in data.path_cells(p)]
+        vals += [c.value(self.metric) for b in data.baselines for cs in b.series.values() for _, c in cs]
+        vals = [v for v in vals if v]
+        floor = 10 ** math.floor(math.log10(min(vals))) if (self.log_y and vals) else 0.0
+        self.plot.setLogMode(False, self.log_y)
+        lf = math.log10(floor) if floor > 0 else 0.0
+
+        def heights(v):
+            v = np.asarray(v, dtype=float)
+            return (np.log10(v) - lf) if self.log_y else v
+
+        hx, hy, htexts = [], [], []
+        y0 = lf if self.log_y else 0.0
+        for j, path in enumerate(paths):
+            cells = data.path_cells(path)
+            if not cells:
+                continue
+            x = np.array([coord - 0.4 + w * (j + 0.5) for coord, _ in cells], dtype=float)
+            v = np.array([c.value(self.metric) or np.nan for _, c in cells], dtype=float)
+            h = heights(v)
+            color = path_color(path)
+            bars = pg.BarGraphItem(x=x, y0=y0, height=h, width=w * 0.92, brush=pg.mkBrush(qcolor(path, 225)),
+                                   pen=pg.mkPen(color))
+            self._add(bars, path)
+            self.bars[path] = bars
+            self.bar_x[path] = [coord for coord, _ in cells]
+            lo_hi = np.array([c.spread(self.metric) for _, c in cells], dtype=float).reshape(-1, 2)
+            top_v = y0 + h
+            err = pg.ErrorBarItem(x=x, y=top_v, top=np.nan_to_num(y0 + heights(lo_hi[:, 1]) - top_v),
+                                  bottom=np.nan_to_num(top_v - y0 - heights(lo_hi[:, 0])), beam=w * 0.4,
+                                  pen=pg.mkPen(theme(self._theme)["fg"], width=1))
+            self._add(err)
+            hx.append(x)
+            hy.append(top_v)
+            htexts += [f"{data.layers[coord][1]}\n" + c.text() for coord, c in cells]
+        for b in data.baselines:
+            for path, cells in b.series.items():
+                if path not in paths:
+                    continue
+                j = paths.index(path)
+                x = np.array([coord - 0.4 + w * (j + 0.5) for coord, _ in cells], dtype=float)
+                v = np.array([c.value(self.metric) or np.nan for _, c in cells], dtype=float)
+                h = heights(v)
+                outline = pg.BarGraphItem(x=x, y0=y0, height=h, width=w * 0.92, brush=pg.mkBrush(None),
+                                          pen=pg.mkPen(path_color(path), width=1.6, style=Qt.DashLine))
+                self._add(outline, f"{path} · {b.label}")
+                hx.append(x)
+                hy.append(y0 + h)
+                htexts += [f"{data.layers[coord][1]}\n" + c.text(b.label) for coord, c in cells]
+        self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
+        _layer_ticks(self.plot, data, self.plot_widget.width())
+        self.plot.enableAutoRange()
+        if data.layers:
+            self.plot.setXRange(-0.6, len(data.layers) - 0.4, padding=0)
+        self._show_message("" if self.bars else "Run a batch: one bar group per layer appears as each finishes.")
+
+    def _lookup(self, view_pos, scene_pos):
+        """A bar under the mouse (any height) gives its row; else the nearest bar top."""
+        xs, ys, texts = self._hover_pts
+        if xs.size == 0:
+            return None
+        paths = max(1, len(self.bars))
+        w = 0.8 / paths
+        i = int(np.argmin(np.abs(xs - view_pos.x())))
+        if abs(xs[i] - view_pos.x()) <= w / 2:
+            return texts[i], QPointF(float(xs[i]), float(ys[i]))
+        return super()._lookup(view_pos, scene_pos)
+
+
+# ---- heatmap (two fields) ---------------------------------------------------------------------------------
+class HeatmapChart(_ChartBase):
+    """A two-field grid: the fastest path per cell, or one path's speedup against the baseline path."""
+
+    title = "Two-field sweep"
+    MAX_LABELS = 300  # cell labels only for small grids: thousands of TextItems are slow
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mode = "fastest"  # or "speedup"
+        self.path = "mkldnn"
+        self.baseline_path = "dense"
+        self.image = pg.ImageItem(axisOrder="col-major")
+        self.plot.addItem(self.image)
+        self.plot.showGrid(x=False, y=False)
+        self.plot.getViewBox().setMouseEnabled(False, False)
+        self.colorbar = pg.ColorBarItem(values=(-1, 1), width=14, colorMap=pg.colormap.get("CET-D1A"),
+                                        interactive=False, label="speedup")
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar.hide()
+        self.grid = np.full((0, 0), np.nan, dtype=np.float32)
+        self._texts: list[pg.TextItem] = []
+        self._cell_text: dict[tuple[int, int], str] = {}
+        self.legend_paths: list[str] = []  # paths named in the fastest-path key
+
+    def filled(self) -> int:
+        """Cells with a value (tests: a full sweep fills the grid)."""
+        return int(np.isfinite(self.grid).sum())
+
+    def redraw(self, data: SweepData) -> None:
+        self.redraws += 1
+        self._data = data
+        nx, ny = len(data.xs), len(data.ys)
+        grid = np.full((max(nx, 1), max(ny, 1)), np.nan, dtype=np.float32)
+        texts: dict[tuple[int, int], str] = {}
+        labels: dict[tuple[int, int], str] = {}
+        f1, f2 = (data.fields + ("", ""))[:2]
+        by_cell: dict[tuple, dict[str, Cell]] = {}
+        for (idx, p), c in data.cells.items():
+            if c.ok and idx in data.coord:
+                by_cell.setdefault(data.coord[idx], {})[p] = c
+        paths = ordered(data.paths)
+        rank = {p: i for i, p in enumerate(PATHS)}
+        for (i, j), cs in by_cell.items():
+            head = f"{f1}={data.xs[i]}, {f2}={data.ys[j]}"
+            base = cs.get(self.baseline_path)
+            if self.mode == "fastest":
+                best = min(cs.values(), key=lambda c: c.median)
+                grid[i, j] = rank.get(best.path, len(PATHS))
+                lines = [head, f"fastest: {best.path}"]
+                for p in ordered(cs):
+                    c = cs[p]
+                    lines.append(f"  {p}: {c.median:.4g} ms" + (f" · {c.gflops:.4g} GFLOP/s" if c.gflops else ""))
+                texts[(i, j)] = "\n".join(lines)
+                labels[(i, j)] = _abbrev_path(best.path) + (f"\n{fmt_x(base.median / best.median)}" if base else "")
+            else:
+                c = cs.get(self.path)
+                if c is None or base is None:
+                    continue
+                s = base.median / c.median
+                grid[i, j] = math.log2(s)
+                texts[(i, j)] = (f"{head}\n{self.path}: {s:.3g}x vs {self.baseline_path}\n"
+                                 f"{c.median:.4g} ms vs {base.median:.4g} ms")
+                labels[(i, j)] = fmt_x(s)
+        self.grid = grid if (nx and ny) else np.full((0, 0), np.nan, dtype=np.float32)
+        self._cell_text = texts
+        self.legend.clear()
+        self.legend.hide()
+        self.legend_paths = []
+        if self.mode == "fastest":
+            # The legend lives in the title (coloured squares): a legend box would cover cells.
+            keys = "&nbsp;&nbsp;".join(f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}' for p in paths)
+            self.plot.setTitle(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
+                               + (f"&nbsp;&nbsp;&nbsp;{keys}" if keys else ""))
+            self.legend_paths = list(paths)
+            n = len(PATHS) + 1
+            lut = np.array([list(qcolor(p).getRgb()) for p in PATHS] + [[180, 180, 180, 255]], dtype=np.ubyte)
+            self.image.setLookupTable(lut)
+            self.image.setImage(grid, levels=(-0.5, n - 0.5), autoLevels=False)
+            self.colorbar.hide()
+        else:
+            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path} (baseline median / median)")
+            finite = grid[np.isfinite(grid)]
+            m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
+            cmap = pg.colormap.get("CET-D1A")
+            self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+            self.image.setImage(grid, levels=(-m, m), autoLevels=False)
+            self.colorbar.setLevels((-m, m))
+            self.colorbar.show()
+            ticks = [(v, f"{2 ** v:.2g}x") for v in np.linspace(-m, m, 5)]
+            self.colorbar.axis.setTicks([ticks])
+        self.image.setRect(QRectF(-0.5, -0.5, max(nx, 1), max(ny, 1)))
+        self.plot.setLabel("bottom", f1)
+        self.plot.setLabel("left", f2)
+        self.plot.getAxis("bottom").setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]])
+        self.plot.getAxis("left").setTicks([[(j, str(v)) for j, v in enumerate(data.ys)]])
+        self.plot.getViewBox().setRange(xRange=(-0.5, max(nx, 1) - 0.5), yRange=(-0.5, max(ny, 1) - 0.5), padding=0)
+        self._draw_labels(labels, nx, ny)
+        self._show_message("" if texts else "Cells fill in as points finish.")
+
+    def _draw_labels(self, labels: dict, nx: int, ny: int) -> None:
+        show = nx * ny <= self.MAX_LABELS
+        keys = list(labels) if show else []
+        while len(self._texts) < len(keys):
+            t = pg.TextItem("", color="#111111", anchor=(0.5, 0.5))
+            f = QFont()
+            f.setPointSize(8)
+            t.setFont(f)
+            self.plot.addItem(t, ignoreBounds=True)
+            self._texts.append(t)
+        for t, k in zip(self._texts, keys):
+            t.setText(labels[k])
+            t.setPos(k[0], k[1])
+            t.show()
+        for t in self._texts[len(keys):]:
+            t.hide()
+
+    def _lookup(self, view_pos, scene_pos):
+        i, j = int(round(view_pos.x())), int(round(view_pos.y()))
+        text = self._cell_text.get((i, j))
+        return (text, QPointF(i, j)) if text else None
+
+
+def fmt_x(s: float) -> str:
+    """A speedup for a label: 0.52x, 1.6x, 12x, 630x."""
+    return f"{s:.0f}x" if s >= 10 else f"{s:.2g}x"
+
+
+def _abbrev_path(p: str) -> str:
+    return {"mkldnn_functional": "mkldnn_fn", "mkldnn_roundtrip": "mkldnn_rt", "channels_last": "ch_last"}.get(p, p)
+
+
+# ---- export -----------------------------------------------------------------------------------------------
+def _svg_of(item, path: str) -> None:
+    """Vector export with QSvgGenerator (the scene renders its items as SVG shapes)."""
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    rect = item.sceneBoundingRect()
+    gen = QSvgGenerator()
+    gen.setFileName(path)
+    gen.setSize(rect.size().toSize())
+    gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+    gen.setTitle("MKLDNN Explorer chart")
+    painter = QPainter(gen)
+    try:
+        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+    finally:
+        painter.end()
+
+
+def export_plot(chart, path: str, width: int = 1200) -> None:
+    """PNG or SVG (by suffix) of a chart's plot (or of `chart.export_item()` when it has one). Raises on failure.
+
+    Written to a temp name and renamed, so a failed export never leaves half a file.
+    """
+    import os
+
+    import pyqtgraph.exporters as exporters
+
+    item = chart.export_item() if hasattr(chart, "export_item") else getattr(chart, "plot", chart)
+    hover = getattr(chart, "hover", None)
+    if hover is not None:
+        hover.hide()
+    path = str(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in (".png", ".svg"):
+        raise ValueError(f"choose a .png or .svg file name, not {suffix or 'no suffix'!r}")
+    tmp = f"{path}.part{suffix}"
+    try:
+        if suffix == ".svg":
+            try:
+                exporters.SVGExporter(item).export(tmp)
+            except ValueError:  # pyqtgraph 0.14 cannot re-read Qt 6.11's SVG path syntax
+                _svg_of(item, tmp)
+        else:
+            ex = exporters.ImageExporter(item)
+            ex.parameters()["width"] = max(width, int(item.sceneBoundingRect().width()))
+            ex.export(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)

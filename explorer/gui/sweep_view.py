@@ -1,0 +1,593 @@
+"""The Sweep tab: vary one or two fields of the current problem (or run a batch file) over the selected paths.
+
+The main window owns the parameters; it calls `set_base(spec)` and `set_options(opts)` whenever they change.
+Everything torch does runs in sweep_worker's QThread; rows arrive in coalesced batches (already written to
+the CSV sink), go into a SweepData, and the charts redraw from it on a ~20 Hz timer, never per event.
+
+API (for the main window):
+    SweepView(parent=None)
+    set_base(spec: ConvSpec | str)         the problem a sweep varies (a descriptor string is parsed)
+    set_options(opts: RunOptions)          paths, threads, budget ... of every point
+    set_csv_sink(path | None)              each finished row is written there (atomic rewrite) before it is shown
+    set_batch(name_or_path | None) -> bool  run a batch file (shipped bare name or path) instead of the fields
+    set_vary(field, values, field2=None, values2="")  fill the vary controls (as typed by a user)
+    run() -> bool, stop(), is_running(), shutdown(timeout_ms=5000) -> bool
+    results() -> list                      every finished row so far: Result objects, or CSV row dicts for
+                                           batch lines that did not parse (they have no spec)
+    add_baseline(rows, label), clear_baselines()   dashed overlays (rows: read_csv dicts or Results)
+    export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
+    signals: started(), finished(bool cancelled), result_ready(Result), status(str)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSizePolicy,
+    QSplitter, QStackedWidget, QVBoxLayout, QWidget,
+)
+
+from explorer.core.errors import ExplorerError, InputError
+from explorer.core.paths import PATHS
+from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
+from explorer.gui.colors import ordered, qcolor, theme
+from explorer.gui.sweep_charts import (
+    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, export_plot,
+)
+from explorer.gui.sweep_worker import SweepController
+
+# The fields offered in the combos (the spec fields a user sweeps, then dtype and threads).
+FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "dtype", "threads")
+FIELDS = tuple(f for f in FIELDS if f in VARY_FIELDS)
+NO_FIELD = "—"
+NO_BATCH = "(vary the fields)"
+REDRAW_MS = 50
+_W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
+_BAD_STYLE = "QLineEdit { border: 1px solid #b3261e; background: #fdecea; }"
+
+
+def _given_of(spec) -> set[str]:
+    """w-values that differ from their h-values stay fixed when the h-value is swept (square stays square)."""
+    return {w for h, w in _W_OF_H.items() if getattr(spec, h) != getattr(spec, w)}
+
+
+def _eta(s: float | None) -> str:
+    if s is None:
+        return ""
+    s = max(0.0, s)
+    if s < 90:
+        return f"about {s:.0f} s left"
+    if s < 5400:
+        return f"about {s / 60:.0f} min left"
+    return f"about {s / 3600:.1f} h left"
+
+
+class SweepView(QWidget):
+    started = Signal()
+    finished = Signal(bool)  # True when stopped by the user
+    result_ready = Signal(object)  # explorer.core.results.Result, one per finished row
+    status = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("sweepView")
+        from explorer.core.runner import RunOptions
+
+        self.base = None
+        self.opts = RunOptions()
+        self.csv_path: str | None = None
+        self.batch = None  # core.batch.Batch when a batch is selected
+        self.points: list = []  # the planned points (valid input) or []
+        self.error = ""  # the current input problem ('' when Run is possible)
+        self._results: list = []
+        self._drawn = -1
+        self._eta = (None, 0.0)  # (eta_s, monotonic time it was received)
+        self._started_at = 0.0
+        self._last_status = ""
+        self.data = SweepData()
+        self.controller = SweepController(self)
+        self.controller.sweep_started.connect(self._on_sweep_started)
+        self.controller.rows_ready.connect(self._on_rows)
+        self.controller.progress.connect(self._on_progress)
+        self.controller.live.connect(self._on_live)
+        self.controller.failed.connect(self._on_failed)
+        self.controller.finished.connect(self._on_finished)
+
+        # ---- vary controls -----------------------------------------------------------------------------
+        self.field1 = QComboBox()
+        self.field1.addItems(FIELDS)
+        self.field1.setCurrentText("g")
+        self.values1 = QLineEdit("divisors")
+        self.field2 = QComboBox()
+        self.field2.addItems((NO_FIELD,) + FIELDS)
+        self.values2 = QLineEdit("")
+        tip = ("Values: a list 1,2,4,8 · a geometric range 1:64:x2 · an arithmetic range 16:256:+16 · "
+               "divisors (g only: every g dividing ic and oc) · dtype: f32,bf16")
+        for w in (self.values1, self.values2):
+            w.setToolTip(tip)
+            w.setPlaceholderText("1,2,4 or 1:64:x2 or 16:256:+16")
+            w.setMinimumWidth(120)
+        self.field1.setToolTip("The field to vary (the x axis).")
+        self.field2.setToolTip("An optional second field: the full grid of both, drawn as a heatmap.")
+        self.batch_combo = QComboBox()
+        self.batch_combo.addItem(NO_BATCH)
+        from explorer.core.batch import shipped_batches
+
+        for name in shipped_batches():
+            self.batch_combo.addItem(name, name)
+        self.batch_combo.setToolTip("Run a benchdnn batch file (one problem per line) instead of varying fields.")
+        self.batch_button = QPushButton("Batch file…")
+        self.batch_button.setToolTip("Open a benchdnn conv batch file.")
+        self.run_button = QPushButton("Run sweep")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.setToolTip("Stop after the current call; every finished row is kept.")
+
+        row1 = QHBoxLayout()
+        row1.setContentsMargins(0, 0, 0, 0)
+        for w in (QLabel("Vary"), self.field1, self.values1, QLabel("and"), self.field2, self.values2):
+            row1.addWidget(w)
+        row1.setStretchFactor(self.values1, 2)
+        row1.setStretchFactor(self.values2, 1)
+        row1.addSpacing(10)
+        row1.addWidget(QLabel("or batch"))
+        row1.addWidget(self.batch_combo)
+        row1.addWidget(self.batch_button)
+        row1.addSpacing(10)
+        row1.addWidget(self.run_button)
+        row1.addWidget(self.stop_button)
+
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextSelectableByMouse)
+
+        # ---- chart controls ----------------------------------------------------------------------------
+        self.metric_combo = QComboBox()
+        self.metric_combo.addItem("median time", "median_ms")
+        self.metric_combo.addItem("GFLOP/s", "gflops")
+        self.log_x = QCheckBox("log x")
+        self.log_y = QCheckBox("log y")
+        self.baseline_combo = QComboBox()
+        for p in PATHS:
+            self.baseline_combo.addItem(p)
+            self.baseline_combo.setItemData(self.baseline_combo.count() - 1, qcolor(p), Qt.DecorationRole)
+        self.baseline_combo.setToolTip("Speedups are this path's median / each path's median (>1: faster).")
+        self.heat_combo = QComboBox()
+        self.heat_combo.addItem("fastest path", "fastest")
+        self.heat_combo.addItem("speedup of", "speedup")
+        self.heat_path = QComboBox()
+        for p in PATHS:
+            self.heat_path.addItem(p)
+            self.heat_path.setItemData(self.heat_path.count() - 1, qcolor(p), Qt.DecorationRole)
+        self.heat_path.setCurrentText("mkldnn")
+        self.heat_label = QLabel("Heatmap:")
+        row2 = QHBoxLayout()
+        row2.setContentsMargins(0, 0, 0, 0)
+        for w in (QLabel("Show"), self.metric_combo, self.log_x, self.log_y, QLabel("   Baseline path"),
+                  self.baseline_combo, QLabel("  "), self.heat_label, self.heat_combo, self.heat_path):
+            row2.addWidget(w)
+        row2.addStretch(1)
+
+        # ---- charts --------------------------------------------------------------------------------------
+        self.line = LineChart()
+        self.heatmap = HeatmapChart()
+        self.bars = BarChart()
+        self.speedup = SpeedupChart()
+        self.stack = QStackedWidget()
+        for w in (self.line, self.heatmap, self.bars):
+            self.stack.addWidget(w)
+        self.split = QSplitter(Qt.Horizontal)
+        self.split.addWidget(self.stack)
+        self.split.addWidget(self.speedup)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.split.setSizes([600, 400])
+
+        # ---- progress -------------------------------------------------------------------------------------
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("")
+        self.progress.setTextVisible(True)
+        self.progress.setMaximumWidth(320)
+        self.eta_label = QLabel("")
+        self.live_label = QLabel("")
+        self.live_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        row3 = QHBoxLayout()
+        row3.setContentsMargins(0, 0, 0, 0)
+        row3.addWidget(self.live_label, 1)
+        row3.addWidget(self.eta_label)
+        row3.addWidget(self.progress)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 4)
+        lay.setSpacing(4)
+        lay.addLayout(row1)
+        lay.addWidget(self.message)
+        lay.addLayout(row2)
+        lay.addWidget(self.split, 1)
+        lay.addLayout(row3)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+        for w in (self.values1, self.values2):
+            w.textChanged.connect(self.validate)
+        self.field1.currentTextChanged.connect(self._on_field_changed)
+        self.field2.currentTextChanged.connect(self._on_field_changed)
+        self.batch_combo.currentIndexChanged.connect(self._on_batch_combo)
+        self.batch_button.clicked.connect(self._browse_batch)
+        self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
+        self.metric_combo.currentIndexChanged.connect(self._on_chart_option)
+        self.log_x.toggled.connect(self._on_chart_option)
+        self.log_y.toggled.connect(self._on_chart_option)
+        self.baseline_combo.currentTextChanged.connect(self._on_chart_option)
+        self.heat_combo.currentIndexChanged.connect(self._on_chart_option)
+        self.heat_path.currentTextChanged.connect(self._on_chart_option)
+        self._on_field_changed()
+        self._show_mode("line")
+
+    # ---- inputs from the main window -----------------------------------------------------------------
+    def set_base(self, spec) -> None:
+        """The problem every point starts from (a ConvSpec, or a descriptor string)."""
+        if isinstance(spec, str):
+            from explorer.core.spec import parse_descriptor
+
+            spec = parse_descriptor(spec)
+        self.base = spec
+        self.validate()
+
+    def set_options(self, opts) -> None:
+        """Run options of every point (paths, threads, budget, ...)."""
+        self.opts = opts
+        paths = list(getattr(opts, "paths", ()) or ())
+        if paths and self.baseline_combo.currentText() not in paths:
+            self.baseline_combo.setCurrentText("dense" if "dense" in paths else paths[0])
+        if paths and self.heat_path.currentText() not in paths:
+            others = [p for p in paths if p != self.baseline_combo.currentText()]
+            self.heat_path.setCurrentText((others or paths)[0])
+        self.validate()
+
+    def set_csv_sink(self, path) -> None:
+        """Write every finished row of the next sweeps to this CSV (None: no file)."""
+        self.csv_path = str(path) if path else None
+
+    def set_vary(self, field: str, values: str, field2: str | None = None, values2: str = "") -> None:
+        """Fill the vary controls as a user would type them (and select 'vary the fields')."""
+        self.batch_combo.setCurrentIndex(0)
+        self.field1.setCurrentText(field)
+        self.values1.setText(values)
+        self.field2.setCurrentText(field2 or NO_FIELD)
+        self.values2.setText(values2 if field2 else "")
+        self.validate()
+
+    def set_batch(self, name_or_path) -> bool:
+        """Select a batch (a shipped bare name or a file path); None goes back to varying fields."""
+        if not name_or_path:
+            self.batch_combo.setCurrentIndex(0)
+            return True
+        idx = self.batch_combo.findData(str(name_or_path))
+        if idx < 0:
+            label = os.path.basename(str(name_or_path))
+            self.batch_combo.addItem(label, str(name_or_path))
+            self.batch_combo.setItemData(self.batch_combo.count() - 1, str(name_or_path), Qt.ToolTipRole)
+            idx = self.batch_combo.count() - 1
+        self.batch_combo.setCurrentIndex(idx)
+        return self.batch is not None
+
+    # ---- validation -----------------------------------------------------------------------------------
+    def _on_field_changed(self, *_):
+        two = self.field2.currentText() != NO_FIELD
+        self.values2.setEnabled(two and self.batch_combo.currentIndex() == 0)
+        self.validate()
+
+    def _on_batch_combo(self, *_):
+        batch_mode = self.batch_combo.currentIndex() > 0
+        for w in (self.field1, self.values1, self.field2):
+            w.setEnabled(not batch_mode)
+        self.values2.setEnabled(not batch_mode and self.field2.currentText() != NO_FIELD)
+        self.batch = None
+        if batch_mode:
+            from explorer.core.batch import load_batch
+
+            try:
+                self.batch = load_batch(self.batch_combo.currentData())
+            except ExplorerError as e:
+                self.batch = None
+                self._batch_error = str(e)
+        self.validate()
+
+    def _browse_batch(self) -> None:
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open a benchdnn batch file", os.getcwd(),
+                                              "Batch files (*.txt *.batch);;All files (*)")
+        if path:
+            self.set_batch(path)
+
+    def varies(self) -> list[str]:
+        out = [f"{self.field1.currentText()}={self.values1.text().strip()}"]
+        if self.field2.currentText() != NO_FIELD:
+            out.append(f"{self.field2.currentText()}={self.values2.text().strip()}")
+        return out
+
+    def validate(self, *_) -> bool:
+        """Check the vary text (or the batch) as typed: mark bad fields red, say why in one sentence, count points."""
+        self.points, self.error = [], ""
+        bad1 = bad2 = False
+        mode = "line"
+        try:
+            if self.batch_combo.currentIndex() > 0:
+                mode = "batch"
+                if self.batch is None:
+                    raise InputError(getattr(self, "_batch_error", "the batch did not load."), "batch")
+                self.points = list(self.batch.points)
+            else:
+                if self.field2.currentText() == self.field1.currentText():
+                    bad2 = True
+                    raise InputError(f"the second field is {self.field1.currentText()} again; choose another "
+                                     f"field or —.", "vary")
+                try:
+                    parse_vary(self.varies()[0])
+                except InputError:
+                    bad1 = True
+                    raise
+                if len(self.varies()) > 1:
+                    mode = "grid"
+                    try:
+                        parse_vary(self.varies()[1])
+                    except InputError:
+                        bad2 = True
+                        raise
+                if self.base is None:
+                    raise InputError("no problem to sweep yet: set one in the parameter panel.", "base")
+                self.points = plan_sweep(self.base, self.varies(), given=_given_of(self.base))
+        except ExplorerError as e:
+            self.error = str(e)
+            self.points = []
+        self.values1.setStyleSheet(_BAD_STYLE if bad1 else "")
+        self.values2.setStyleSheet(_BAD_STYLE if bad2 else "")
+        self.mode = mode
+        self._update_message()
+        self._update_buttons()
+        return not self.error
+
+    def _update_message(self) -> None:
+        t = theme("light")
+        if self.error:
+            msg = self.error[0].upper() + self.error[1:]
+            self.message.setText(msg)
+            self.message.setStyleSheet(f"color: {t['error']};")
+            return
+        paths = list(getattr(self.opts, "paths", ()) or ())
+        n = len(self.points)
+        skipped = sum(1 for p in self.points if p.skipped)
+        runs = (n - skipped) * len(paths)
+        budget = float(getattr(self.opts, "budget_ms", 500.0))
+        secs = runs * (budget / 1e3 + 0.05)
+        what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
+                else f"{n} point{'s' if n != 1 else ''}")
+        parts = [what]
+        if skipped:
+            parts.append(f"{skipped} {'invalid, recorded' if self.mode != 'batch' else 'will be'} skipped")
+        parts.append(f"{len(paths)} path{'s' if len(paths) != 1 else ''} → {runs} runs, {_eta(secs) or 'about 0 s'}"
+                     .replace(" left", ""))
+        if self.mode == "batch" and self.batch is not None and self.batch.ignored:
+            parts.append(self.batch.ignored_summary())
+        self.message.setText(" · ".join(parts))
+        self.message.setStyleSheet(f"color: {t['muted']};")
+
+    def _update_buttons(self) -> None:
+        running = self.is_running()
+        self.run_button.setEnabled(not running and not self.error and bool(self.points))
+        self.stop_button.setEnabled(running)
+        for w in (self.field1, self.values1, self.field2, self.batch_combo, self.batch_button):
+            w.setEnabled(not running and (w in (self.batch_combo, self.batch_button) or self.batch_combo.currentIndex() == 0))
+        self.values2.setEnabled(not running and self.batch_combo.currentIndex() == 0
+                                and self.field2.currentText() != NO_FIELD)
+
+    @property
+    def point_count(self) -> int:
+        return len(self.points)
+
+    # ---- running --------------------------------------------------------------------------------------
+    def is_running(self) -> bool:
+        return self.controller.running
+
+    def run(self) -> bool:
+        """Start the sweep (or batch) shown in the controls. False when invalid or already running."""
+        if self.is_running() or not self.validate() or not self.points:
+            if self.error:
+                self._say(self.error)
+            return False
+        try:
+            opts = self.opts.validate()
+        except ExplorerError as e:
+            self.error = str(e)
+            self._update_message()
+            self._say(str(e))
+            return False
+        self._results = []
+        geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in self.varies())
+        self.data.configure(self.points, self.mode, paths=opts.paths, geometric=geometric)
+        x_field = self.data.x_field
+        if self.mode == "line" and not self.data.categorical_x:
+            xs = [x for x in self.data.xs if isinstance(x, (int, float))]
+            wide = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 16
+            self.log_x.setChecked(bool(xs) and min(xs) > 0 and (geometric or x_field in LOG_FIELDS and wide or wide))
+        self._show_mode(self.mode)
+        self.progress.setRange(0, max(1, len(self.points)))
+        self.progress.setValue(0)
+        self.progress.setFormat("%v/%m points")
+        self._eta = (None, time.monotonic())
+        self.eta_label.setText("")
+        self.live_label.setText("Starting…")
+        self._started_at = time.monotonic()
+        self.controller.start(self.points, opts, self.csv_path)
+        self._update_buttons()
+        what = f"batch {self.batch.source}" if self.mode == "batch" else " × ".join(self.varies())
+        self._say(f"Sweep started: {what}, {len(self.points)} points on {len(opts.paths)} paths.")
+        self._redraw(force=True)
+        self.started.emit()
+        return True
+
+    def stop(self) -> None:
+        """Stop after the current timed call; finished rows are kept (and already on disk)."""
+        if self.is_running():
+            self.controller.stop()
+            self.live_label.setText("Stopping after the current call…")
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Stop and join the worker thread (window close). True when no thread is left running."""
+        self.timer.stop()
+        ok = self.controller.shutdown(timeout_ms)
+        self._redraw(force=True)
+        return ok
+
+    def results(self) -> list:
+        """Every finished row so far: Result objects (CSV row dicts for batch lines that did not parse)."""
+        return list(self._results)
+
+    # ---- worker signals -------------------------------------------------------------------------------
+    def _on_sweep_started(self, ev) -> None:
+        pass
+
+    def _on_rows(self, rows) -> None:
+        for sr in rows:
+            item = sr.result if sr.result is not None else sr.row
+            self._results.append(item)
+            self.data.add(sr.point_index, item)
+            if sr.result is not None:
+                self.result_ready.emit(sr.result)
+
+    def _on_progress(self, p) -> None:
+        self.progress.setMaximum(max(1, p.total))
+        self.progress.setValue(p.done)
+        self._eta = (p.eta_s, time.monotonic())
+
+    def _on_live(self, s) -> None:
+        pct = f" {min(100, 100 * s.elapsed_s / s.budget_s):.0f}%" if s.budget_s else ""
+        self.live_label.setText(f"{s.label or 'point ' + str(s.point_index + 1)} · {s.path} "
+                                f"({s.path_index + 1}/{s.path_total}){pct}")
+
+    def _on_failed(self, message, field) -> None:
+        self.error = message
+        self.message.setText(f"Sweep failed: {message}")
+        self.message.setStyleSheet(f"color: {theme('light')['error']};")
+        self._say(f"Sweep failed: {message}")
+
+    def _on_finished(self, cancelled: bool) -> None:
+        took = time.monotonic() - self._started_at
+        n = len(self._results)
+        ok = sum(1 for r in self._results if getattr(r, "status", None) == "ok"
+                 or (isinstance(r, dict) and r.get("status") == "ok"))
+        if cancelled:
+            msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
+            self.progress.setFormat("stopped at %v/%m")
+        else:
+            msg = f"Sweep done: {n} rows ({ok} ok) in {took:.1f} s."
+            self.progress.setValue(self.progress.maximum())
+            self.progress.setFormat("done: %m points")
+        if self.csv_path:
+            msg += f" Rows are in {self.csv_path}."
+        self.live_label.setText(msg)
+        self.eta_label.setText("")
+        self.error = ""
+        self.validate()
+        self._redraw(force=True)
+        self._say(msg)
+        self.finished.emit(cancelled)
+
+    def _say(self, msg: str) -> None:
+        self._last_status = msg
+        self.status.emit(msg)
+
+    # ---- charts -----------------------------------------------------------------------------------------
+    def _show_mode(self, mode: str) -> None:
+        self.stack.setCurrentWidget({"line": self.line, "grid": self.heatmap, "batch": self.bars}[mode])
+        self.speedup.setVisible(mode != "grid")
+        grid = mode == "grid"
+        for w in (self.heat_label, self.heat_combo, self.heat_path):
+            w.setVisible(grid)
+        self.log_x.setVisible(mode == "line")
+        self.metric_combo.setEnabled(mode != "grid")
+        self.log_y.setEnabled(mode != "grid")
+
+    def _on_chart_option(self, *_) -> None:
+        self.heat_path.setEnabled(self.heat_combo.currentData() == "speedup")
+        self._redraw(force=True)
+
+    def _apply_options(self) -> None:
+        metric = self.metric_combo.currentData()
+        self.line.set_axes(metric, self.log_x.isChecked(), self.log_y.isChecked())
+        self.bars.set_axes(metric, log_y=self.log_y.isChecked())
+        self.speedup.baseline_path = self.baseline_combo.currentText()
+        self.speedup.log_x = self.log_x.isChecked()
+        self.heatmap.mode = self.heat_combo.currentData()
+        self.heatmap.path = self.heat_path.currentText()
+        self.heatmap.baseline_path = self.baseline_combo.currentText()
+
+    def _tick(self) -> None:
+        self._redraw()
+        eta, at = self._eta
+        if self.is_running() and eta is not None:
+            self.eta_label.setText(_eta(eta - (time.monotonic() - at)))
+
+    def _redraw(self, force: bool = False) -> None:
+        if not force and self._drawn == self.data.version:
+            return
+        self._drawn = self.data.version
+        self._apply_options()
+        mode = self.data.mode if self.data.configured else self.mode
+        if mode == "grid":
+            self.heatmap.redraw(self.data)
+        elif mode == "batch":
+            self.bars.redraw(self.data)
+            self.speedup.redraw(self.data)
+        else:
+            self.line.redraw(self.data)
+            self.speedup.redraw(self.data)
+
+    def redraw_now(self) -> None:
+        """Draw what arrived so far at once (tests and exports; the timer does it otherwise)."""
+        self._redraw(force=True)
+
+    def main_chart(self):
+        mode = self.data.mode if self.data.configured else self.mode
+        return {"line": self.line, "grid": self.heatmap, "batch": self.bars}[mode]
+
+    # ---- baselines ---------------------------------------------------------------------------------------
+    def add_baseline(self, rows, label: str) -> None:
+        """Overlay earlier rows (read_csv dicts or Results) dashed in the path colours."""
+        self.data.add_baseline(rows, label)
+        if not self.is_running():
+            self._show_mode(self.data.mode)
+        self._redraw(force=True)
+
+    def clear_baselines(self) -> None:
+        self.data.clear_baselines()
+        self._redraw(force=True)
+
+    # ---- export / theme ----------------------------------------------------------------------------------
+    def export_chart(self, path: str, which: str = "main") -> bool:
+        chart = self.speedup if which == "speedup" else self.main_chart()
+        self._redraw(force=True)
+        try:
+            export_plot(chart, path)
+        except Exception as e:  # noqa: BLE001 - reported, never raised into the GUI
+            self._say(f"Cannot export the chart to {path}: {e}.")
+            return False
+        self._say(f"Saved the chart to {path}.")
+        return True
+
+    def set_theme(self, name: str) -> None:
+        for c in (self.line, self.heatmap, self.bars, self.speedup):
+            c.set_theme(name)
+        self._redraw(force=True)
