@@ -51,8 +51,6 @@ def _check_inputs(args):
     from explorer.core.runner import RunOptions, validate_paths
     from explorer.core.spec import parse_dtype
 
-    from explorer.gui.param_panel import parse_pasted  # noqa: F401 - imported below without Qt
-
     spec = None
     dtype = parse_dtype(args.dtype) if getattr(args, "dtype", None) else None
     bias = False if getattr(args, "no_bias", False) else None
@@ -69,12 +67,7 @@ def _check_inputs(args):
     if args.csv:
         check_writable(args.csv, overwrite=force)
     if args.screenshot:
-        try:
-            check_writable(args.screenshot, overwrite=force)
-        except Exception as e:
-            from explorer.core.errors import InputError
-
-            raise InputError(str(e).replace("--force", "--force"), "screenshot") from None
+        check_writable(args.screenshot, overwrite=force)
     return spec, opts, size, dtype, bias
 
 

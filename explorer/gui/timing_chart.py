@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.gui.colors import ordered, path_color, theme
 
@@ -48,7 +48,7 @@ class _Buffer:
         self.data = np.empty(4096, dtype=np.float64)
         self.n = 0
         self.dirty = False
-        self.top = 0.0  # a robust upper value (p97) for the y range
+        self.top = 0.0  # a robust upper value (p90) for the y range
 
     def extend(self, arr: np.ndarray) -> None:
         need = self.n + arr.size
@@ -83,7 +83,10 @@ class TimingChart(QWidget):
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setMouseEnabled(x=True, y=True)
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt")
-        self.placeholder = QLabel("Run to see the time of every call, per path.")
+        self.placeholder = pg.TextItem("Press Run (Ctrl+R): every timed call of every path appears here.",
+                                       anchor=(0.5, 0.5))
+        self.plot.getViewBox().addItem(self.placeholder, ignoreBounds=True)
+        self.placeholder.setPos(0.5, 0.5)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot_widget)
@@ -98,6 +101,9 @@ class TimingChart(QWidget):
         self._auto_y = True
         self._xmax = 0.0
         self._ymax = 0.0
+        self.placeholder.setVisible(True)
+        self.legend.setVisible(False)
+        self.plot.getViewBox().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         self.plot.getViewBox().disableAutoRange()
         self.plot.getViewBox().sigRangeChangedManually.connect(self._manual_range)
         cache_static_items(self.plot)
@@ -166,11 +172,14 @@ class TimingChart(QWidget):
                 self._xs = np.arange(max(b.n, 2 * self._xs.size, 4096), dtype=np.float64)
             y = b.values
             self._curves[path].setData(self._xs[: b.n], y, skipFiniteCheck=True)
-            # p97: the y range follows the bulk of the calls; rare spikes (another process, page faults)
-            # run off the top instead of squashing every curve to the floor.
-            b.top = float(np.percentile(y, 97)) if b.n else 0.0
+            # p90: the y range follows the bulk of the calls; spikes (another process or the GUI preempting
+            # a torch thread, page faults) run off the top instead of squashing every curve to the floor.
+            b.top = float(np.percentile(y, 90)) if b.n else 0.0
         if changed:
             self.redraws += 1
+            if self.placeholder.isVisible():
+                self.placeholder.setVisible(False)
+                self.legend.setVisible(True)
             if self._auto_y:
                 self._fit()
 
@@ -184,7 +193,7 @@ class TimingChart(QWidget):
         if n > self._xmax or n < self._xmax / 4:
             self._xmax = _nice(n * 1.4)
             vb.setXRange(0, self._xmax, padding=0)
-        top = (max(b.top for b in live) or 1.0) * 1.6
+        top = (max(b.top for b in live) or 1.0) * 2.0
         if top > self._ymax or top < self._ymax * 0.4:
             self._ymax = _nice(top)
             vb.setYRange(0, self._ymax, padding=0)
@@ -213,3 +222,4 @@ class TimingChart(QWidget):
         self.legend.setLabelTextColor(t["fg"])
         self.legend.setBrush(pg.mkBrush(t["bg"] + "cc" if len(t["bg"]) == 7 else t["bg"]))
         self.legend.setPen(pg.mkPen(t["grid"]))
+        self.placeholder.setColor(t["muted"])

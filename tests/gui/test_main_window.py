@@ -274,3 +274,26 @@ def test_shortcuts(make_window):
     keys = {a.text().replace("&", ""): a.shortcut().toString() for a in win.actions()}
     assert keys["Run"] == "Ctrl+R" and keys["Stop"] == "Esc" and keys["Export CSV…"] == "Ctrl+E"
     assert keys["Open session…"] == "Ctrl+O" and keys["Save session…"] == "Ctrl+S"
+
+
+def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, monkeypatch):
+    import threading
+
+    from explorer.core import machine
+
+    win = ran
+    seen = {}
+
+    def fake_peak(threads=None, remeasure=False, allow_measure=True):
+        seen["thread"] = threading.current_thread() is threading.main_thread()
+        seen["remeasure"] = remeasure
+        return machine.Peak(1000.0, 2000.0, 10.0, 2, "now", "key")
+
+    monkeypatch.setattr(machine, "peak", fake_peak)
+    win.measure_peak()
+    qtbot.waitUntil(lambda: win.peak_worker is not None and not win.peak_worker.running, timeout=10_000)
+    assert seen == {"thread": False, "remeasure": True}
+    c = [win.model.headerData(i, Qt.Horizontal) for i in range(win.model.columnCount())].index("% peak")
+    r = win.model.result(0)
+    assert win.model.value(0, c) == pytest.approx(100 * r.gflops / 1000.0)
+    assert "peak" in win.status_label.text().lower() and win.panel.run_button.isEnabled()
