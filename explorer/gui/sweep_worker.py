@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
 
@@ -208,7 +208,9 @@ class SweepController(QObject):
         worker.progress.connect(self._on_progress)
         worker.live.connect(self._on_live)
         worker.failed.connect(self._on_failed)
-        worker.done.connect(thread.quit)
+        # quit() is thread-safe: call it directly from the worker thread. A queued call would wait for the GUI
+        # thread, which is blocked in shutdown()'s wait(): a deadlock until the timeout.
+        worker.done.connect(thread.quit, Qt.DirectConnection)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker

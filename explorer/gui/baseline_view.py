@@ -1,0 +1,316 @@
+"""Baselines: earlier results CSVs (this machine or another) overlaid on the sweep charts and compared row by row.
+
+Rows are matched on (desc, path, dtype, threads) by core.compare; ratio = B median / A median, so below 1
+means B is faster. A CSV that does not read (read_csv's InputError names the line) is reported in a message
+box and nothing already loaded is lost.
+
+API:
+    BaselineView(parent=None)
+    attach(sweep_view)                 overlays go to sweep_view.add_baseline / clear_baselines, and the
+                                       "current sweep" side follows sweep_view.results()
+    open_csv(path) -> bool             load a CSV as a baseline (False and a message on a bad file)
+    add_rows(rows, label)              a baseline from rows already in memory (read_csv dicts or Results)
+    clear()                            drop every baseline (and the overlays)
+    set_current(rows)                  the rows compared as "current" (Results or dicts)
+    set_pair(a_label, b_label)         choose what is compared ("current" is the current rows)
+    comparison -> core.compare.Comparison | None;  model: ComparisonModel (QAbstractTableModel)
+    signals: baseline_added(list rows, str label), baselines_cleared(), status(str)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
+    QTableView, QVBoxLayout, QWidget,
+)
+
+from explorer.core.errors import ExplorerError
+from explorer.gui.colors import qcolor
+from explorer.gui.sweep_charts import result_row
+
+CURRENT = "current results"
+
+COLUMNS = ("match", "name / desc", "vary", "path", "dtype", "threads", "A median ms", "B median ms", "B / A")
+
+
+def _num(v, fmt="{:.4g}") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return fmt.format(v)
+
+
+class ComparisonModel(QAbstractTableModel):
+    """One row per matched pair (ratio B/A), then the rows only in A, then the rows only in B."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.comparison = None
+        self._rows: list[tuple] = []  # (kind, a_row, b_row, ratio)
+
+    def set_comparison(self, comp) -> None:
+        self.beginResetModel()
+        self.comparison = comp
+        self._rows = []
+        if comp is not None:
+            self._rows += [("matched", m.a, m.b, m.ratio) for m in comp.matched]
+            self._rows += [("only A", r, None, None) for r in comp.only_a]
+            self._rows += [("only B", None, r, None) for r in comp.only_b]
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        if orientation == Qt.Horizontal and role == Qt.ToolTipRole and COLUMNS[section] == "B / A":
+            return "B median / A median: below 1 means B is faster."
+        return None
+
+    def row_at(self, i: int) -> tuple:
+        return self._rows[i]
+
+    def ratio(self, i: int):
+        return self._rows[i][3]
+
+    def kinds(self) -> dict:
+        out: dict = {}
+        for k, *_ in self._rows:
+            out[k] = out.get(k, 0) + 1
+        return out
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        kind, a, b, ratio = self._rows[index.row()]
+        any_row = a or b or {}
+        col = COLUMNS[index.column()]
+        if role == Qt.DisplayRole:
+            if col == "match":
+                return kind
+            if col == "name / desc":
+                return f"{any_row.get('name')}  {any_row.get('desc')}" if any_row.get("name") else any_row.get("desc")
+            if col in ("vary", "path", "dtype", "threads"):
+                v = any_row.get(col)
+                return "" if v is None else str(v)
+            if col == "A median ms":
+                return self._median(a)
+            if col == "B median ms":
+                return self._median(b)
+            if col == "B / A":
+                return _num(ratio, "{:.3f}")
+        if role == Qt.DecorationRole and col == "path" and any_row.get("path"):
+            return qcolor(any_row["path"])
+        if role == Qt.ForegroundRole:
+            if kind != "matched":
+                return QBrush(QColor("#5f6368"))
+            if col == "B / A" and ratio is not None:
+                return QBrush(QColor("#1e7e34" if ratio < 0.95 else "#b3261e" if ratio > 1.05 else "#202124"))
+        if role == Qt.TextAlignmentRole and col in ("A median ms", "B median ms", "B / A", "threads"):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.ToolTipRole:
+            parts = []
+            for side, r in (("A", a), ("B", b)):
+                if r is not None and r.get("status") != "ok":
+                    parts.append(f"{side}: {r.get('status')} {r.get('error') or ''}".strip())
+            return "\n".join(parts) or None
+        return None
+
+    @staticmethod
+    def _median(r) -> str:
+        if r is None:
+            return ""
+        if r.get("status") != "ok":
+            return r.get("status") or ""
+        return _num(r.get("median_ms"))
+
+
+class BaselineView(QWidget):
+    baseline_added = Signal(list, str)
+    baselines_cleared = Signal()
+    status = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("baselineView")
+        self.baselines: dict[str, list[dict]] = {}  # label -> rows (read_csv form)
+        self.current: list[dict] = []
+        self.comparison = None
+        self.sweep_view = None
+        self._dirty = False
+        self.last_error = ""
+
+        self.open_button = QPushButton("Open baseline CSV…")
+        self.open_button.setToolTip("Results CSV of an earlier run (this machine or another): overlaid dashed on "
+                                    "the sweep charts and compared below.")
+        self.clear_button = QPushButton("Clear baselines")
+        self.a_combo = QComboBox()
+        self.b_combo = QComboBox()
+        self.b_combo.addItem(CURRENT)
+        for c in (self.a_combo, self.b_combo):
+            c.setMinimumContentsLength(18)
+            c.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        for w in (self.open_button, self.clear_button, QLabel("   A (baseline)"), self.a_combo, QLabel("B"),
+                  self.b_combo):
+            head.addWidget(w)
+        head.addStretch(1)
+        self.summary = QLabel("Open a results CSV to compare against.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.model = ComparisonModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 4)
+        lay.setSpacing(4)
+        lay.addLayout(head)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.table, 1)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(300)
+        self.timer.timeout.connect(self._refresh_if_dirty)
+        self.timer.start()
+        self.open_button.clicked.connect(self._open_dialog)
+        self.clear_button.clicked.connect(self.clear)
+        self.a_combo.currentTextChanged.connect(lambda *_: self.refresh())
+        self.b_combo.currentTextChanged.connect(lambda *_: self.refresh())
+
+    # ---- wiring ---------------------------------------------------------------------------------------
+    def attach(self, sweep_view) -> None:
+        """Overlay baselines on `sweep_view` and compare against its rows as they arrive."""
+        self.sweep_view = sweep_view
+        sweep_view.result_ready.connect(self._mark_dirty)
+        sweep_view.finished.connect(lambda *_: self._mark_dirty())
+        sweep_view.started.connect(self._mark_dirty)
+        for label, rows in self.baselines.items():
+            sweep_view.add_baseline(rows, label)
+        self._mark_dirty()
+
+    def _mark_dirty(self, *_):
+        self._dirty = True
+
+    def _refresh_if_dirty(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            if self.sweep_view is not None:
+                self.set_current(self.sweep_view.results())
+
+    # ---- baselines ------------------------------------------------------------------------------------
+    def _open_dialog(self) -> None:
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open a results CSV as baseline", os.getcwd(),
+                                              "CSV files (*.csv);;All files (*)")
+        if path:
+            self.open_csv(path)
+
+    def open_csv(self, path) -> bool:
+        """Load a results CSV as a baseline. A bad file is reported (its line named); nothing loaded is lost."""
+        from explorer.core.results import read_csv
+
+        try:
+            rows = read_csv(path)
+        except ExplorerError as e:
+            self._error("Cannot open the baseline", str(e))
+            return False
+        except OSError as e:
+            self._error("Cannot open the baseline", f"cannot read {path}: {e.strerror or e}.")
+            return False
+        if not rows:
+            self._error("Empty baseline", f"{path} has a header but no rows.")
+            return False
+        self.add_rows(rows, os.path.basename(str(path)))
+        return True
+
+    def add_rows(self, rows, label: str) -> str:
+        rows = [result_row(r) for r in rows]
+        base, n = label, 2
+        while label in self.baselines or label == CURRENT:
+            label = f"{base} ({n})"
+            n += 1
+        self.baselines[label] = rows
+        self.a_combo.addItem(label)
+        self.b_combo.addItem(label)
+        if self.a_combo.count() == 1:
+            self.a_combo.setCurrentIndex(0)
+        if self.sweep_view is not None:
+            self.sweep_view.add_baseline(rows, label)
+        self.baseline_added.emit(rows, label)
+        self.status.emit(f"Baseline {label}: {len(rows)} rows.")
+        self.refresh()
+        return label
+
+    def clear(self) -> None:
+        self.baselines.clear()
+        self.a_combo.clear()
+        while self.b_combo.count() > 1:
+            self.b_combo.removeItem(1)
+        if self.sweep_view is not None:
+            self.sweep_view.clear_baselines()
+        self.baselines_cleared.emit()
+        self.refresh()
+
+    def set_current(self, rows) -> None:
+        self.current = [result_row(r) for r in rows or []]
+        self.refresh()
+
+    def set_pair(self, a_label: str, b_label: str = CURRENT) -> None:
+        self.a_combo.setCurrentText(a_label)
+        self.b_combo.setCurrentText(b_label)
+        self.refresh()
+
+    def _rows_of(self, label: str) -> list[dict]:
+        return self.current if label == CURRENT else self.baselines.get(label, [])
+
+    # ---- comparison -------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        from explorer.core.compare import compare_rows
+
+        a, b = self.a_combo.currentText(), self.b_combo.currentText()
+        if not a or a not in self.baselines:
+            self.comparison = None
+            self.model.set_comparison(None)
+            self.summary.setText("Open a results CSV to compare against." if not self.baselines else
+                                 "Choose the baseline (A).")
+            return
+        self.comparison = compare_rows(self._rows_of(a), self._rows_of(b), a, b)
+        self.model.set_comparison(self.comparison)
+        c = self.comparison
+        g = c.geomean
+        ratios = len(c.ratios)
+        if g is None:
+            head = "No matched pair has both medians yet"
+        else:
+            verdict = "B faster" if g < 1 else "B slower" if g > 1 else "the same"
+            head = f"Geometric mean B / A = {g:.3f} ({verdict}) over {ratios} matched pairs"
+        self.summary.setText(
+            f"{head} · {len(c.matched)} matched on desc, path, dtype and threads · {len(c.only_a)} only in A "
+            f"({a}) · {len(c.only_b)} only in B ({b}). Ratio = B median / A median: below 1, B is faster.")
+        if self.model.rowCount() and self.table.columnWidth(0) < 40:
+            self.table.resizeColumnsToContents()
+
+    def _error(self, title: str, message: str) -> None:
+        self.last_error = message
+        self.status.emit(message)
+        self.refresh()  # what was loaded stays; the error goes on top of its summary
+        self.summary.setText(f"{message}\n{self.summary.text()}")
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        QMessageBox.warning(self, title, message)
