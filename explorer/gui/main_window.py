@@ -73,6 +73,14 @@ def _make_layout_view():
     return LayoutView()
 
 
+def _make_sweep_view():
+    try:
+        from explorer.gui.sweep_view import SweepView
+    except ImportError:
+        return None
+    return SweepView()
+
+
 def _make_trace_view():
     try:
         from explorer.gui.trace_view import TraceView
@@ -190,8 +198,15 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.main_split, "Run")
-        self.sweep_placeholder = _placeholder("Sweeps (vary one field over a range) will appear here.")
-        self.tabs.addTab(self.sweep_placeholder, "Sweep")
+        self.sweep_view = _make_sweep_view()
+        # In a scroll area: the sweep view's minimum size must not widen the window past 1280x800.
+        self.tabs.addTab(_scrolled(self.sweep_view or _placeholder("Sweeps (vary one field over a range) will appear here.")),
+                         "Sweep")
+        if self.sweep_view is not None:
+            self.panel.spec_changed.connect(self._sync_sweep)
+            self.sweep_view.started.connect(lambda: self._sweep_running(True))
+            self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
+            self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
         self.setCentralWidget(self.tabs)
 
         # ---- status bar ------------------------------------------------------------------------------------
@@ -269,7 +284,7 @@ class MainWindow(QMainWindow):
         return self.controller.running
 
     def start_run(self) -> bool:
-        if self.running or (self.peak_worker and self.peak_worker.running):
+        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
             return False
         spec = self.panel.spec
         if spec is None:
@@ -303,10 +318,29 @@ class MainWindow(QMainWindow):
 
     def _set_running(self, on: bool) -> None:
         self.panel.set_running(on)
+        if self.sweep_view is not None:
+            self.sweep_view.setEnabled(not on)  # one measurement at a time
         self.run_action.setEnabled(not on and self.panel.is_valid)
         self.stop_action.setEnabled(on)
         self.peak_action.setEnabled(not on)
         self.open_action.setEnabled(not on)
+
+    def _sync_sweep(self, spec) -> None:
+        """The Sweep tab starts from the spec and options in the panel."""
+        if spec is None or self.sweep_view is None:
+            return
+        try:
+            self.sweep_view.set_base(spec)
+            self.sweep_view.set_options(self.panel.run_options())
+        except Exception as e:  # noqa: BLE001 - the sweep tab must not break the form
+            self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
+
+    def _sweep_running(self, on: bool) -> None:
+        """One measurement at a time: a sweep and a run would time each other."""
+        self._sweeping = on
+        self.panel.run_button.setEnabled(not on and self.panel.is_valid)
+        self.run_action.setEnabled(not on and self.panel.is_valid)
+        self.peak_action.setEnabled(not on)
 
     def _on_validity(self, ok: bool) -> None:
         self.run_action.setEnabled(ok and not self.running)
@@ -716,6 +750,11 @@ class MainWindow(QMainWindow):
         self.status_timer.stop()
         self.timing.timer.stop()
         self.controller.shutdown()
+        if self.sweep_view is not None:
+            try:
+                self.sweep_view.shutdown()
+            except Exception:  # noqa: BLE001
+                pass
         if self.peak_worker is not None:
             self.peak_worker.wait()
 

@@ -297,3 +297,17 @@ def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, mon
     r = win.model.result(0)
     assert win.model.value(0, c) == pytest.approx(100 * r.gflops / 1000.0)
     assert "peak" in win.status_label.text().lower() and win.panel.run_button.isEnabled()
+
+
+def test_sweep_tab_follows_the_panel_and_blocks_concurrent_runs(make_window, qtbot):
+    win = make_window(spec=parse_descriptor(TINY), options={"paths": FEW, "budget_ms": 20})
+    if win.sweep_view is None:
+        pytest.skip("no sweep view installed")
+    assert win.tabs.tabText(1) == "Sweep"
+    assert win.sweep_view.base == win.panel.spec
+    _type(qtbot, win.panel.fields["oc"], "8")
+    assert win.sweep_view.base.oc == 8 and tuple(win.sweep_view.opts.paths) == tuple(FEW)
+    win._sweep_running(True)  # noqa: SLF001 - as the sweep view's started signal does
+    assert not win.start_run() and not win.panel.run_button.isEnabled()
+    win._sweep_running(False)  # noqa: SLF001
+    assert win.panel.run_button.isEnabled()
