@@ -268,6 +268,8 @@ class BaselineView(QWidget):
         self.refresh()
 
     def set_current(self, rows) -> None:
+        """The rows compared as "current results" (until the attached sweep view reports new rows)."""
+        self._dirty = False
         self.current = [result_row(r) for r in rows or []]
         self.refresh()
 

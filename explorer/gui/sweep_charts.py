@@ -106,14 +106,17 @@ def _f(v) -> float | None:
     return None if math.isnan(v) else v
 
 
+_INT_COLS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
+             "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
+_FLOAT_COLS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms", "budget_ms",
+               "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
+
+
 def result_row(r) -> dict:
     """A Result as read_csv would return its row (numbers as numbers): what compare_rows expects."""
     if isinstance(r, dict):
         return r
-    from explorer.core import results as res_mod
-
-    ints = getattr(res_mod, "_INT_COLUMNS", set())
-    floats = getattr(res_mod, "_FLOAT_COLUMNS", set())
+    ints, floats = _INT_COLS, _FLOAT_COLS
     out = {}
     for k, v in r.row().items():
         if v == "":
@@ -329,6 +332,8 @@ class LogAxis(pg.AxisItem):
                 out.append(f"{x:.4g}")
             else:
                 out.append(f"{x:.0e}".replace("e+0", "e").replace("e-0", "e-"))
+        if sum(1 for t in out if t) < 3:  # a narrow range (less than a decade): label every tick
+            out = [f"{10 ** float(v) * scale:.3g}" for v in values]
         return out
 
 
@@ -517,11 +522,7 @@ class LineChart(_ChartBase):
         self.plot.setLogMode(log_x, self.log_y)
         self.plot.setLabel("left", METRICS[self.metric])
         self.plot.setLabel("bottom", data.x_field or "value")
-        ax = self.plot.getAxis("bottom")
-        if cat:
-            ax.setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]])
-        else:
-            ax.setTicks(None)
+        _x_ticks(self.plot, data, cat, log_x)
         pos_of = {v: i for i, v in enumerate(data.xs)}
         hx, hy, htexts = [], [], []
 
@@ -593,7 +594,7 @@ class SpeedupChart(_ChartBase):
         self.log_x = False
         self.curves: dict[str, object] = {}
         self.plot.setLabel("left", "speedup (x, >1 is faster)")
-        self.one_line = pg.InfiniteLine(pos=1.0, angle=0, pen=pg.mkPen("#5f6368", width=1.2, style=Qt.DashLine))
+        self.one_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#5f6368", width=1.2, style=Qt.DashLine))
         self.plot.addItem(self.one_line, ignoreBounds=False)
         self._tick_key = None
 
@@ -606,7 +607,7 @@ class SpeedupChart(_ChartBase):
         base = {coord: c for coord, c in data.path_cells(self.baseline_path)}
         hx, hy, htexts = [], [], []
         if data.mode == "batch":
-            self.plot.setLogMode(False, False)
+            self.plot.setLogMode(False, True)  # bars grow up from 1x when faster, down when slower
             self.plot.setLabel("bottom", "layer")
             others = [p for p in ordered(data.paths) if p != self.baseline_path]
             k = max(1, len(others))
@@ -624,7 +625,8 @@ class SpeedupChart(_ChartBase):
                                  f"{c.median:.4g} ms vs {b.median:.4g} ms")
                 if not xs:
                     continue
-                bars = pg.BarGraphItem(x=np.array(xs), height=np.array(hs), width=w * 0.92,
+                hs = list(np.log10(np.array(hs, dtype=float)))
+                bars = pg.BarGraphItem(x=np.array(xs), y0=0.0, height=np.array(hs), width=w * 0.92,
                                        brush=pg.mkBrush(qcolor(path, 220)), pen=pg.mkPen(path_color(path)))
                 self._add(bars, path)
                 self.curves[path] = bars
@@ -635,10 +637,10 @@ class SpeedupChart(_ChartBase):
         else:
             cat = data.categorical_x
             log_x = self.log_x and not cat
-            self.plot.setLogMode(log_x, False)
+            self.plot.setLogMode(log_x, True)
             self.plot.setLabel("bottom", data.x_field or "value")
             pos_of = {v: i for i, v in enumerate(data.xs)}
-            self.plot.getAxis("bottom").setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]] if cat else None)
+            _x_ticks(self.plot, data, cat, log_x)
             if data.mode == "line":
                 for path in ordered(data.paths):
                     if path == self.baseline_path:
@@ -659,7 +661,7 @@ class SpeedupChart(_ChartBase):
                     self._add(curve, path)
                     self.curves[path] = curve
                     hx.append(_log(x, log_x))
-                    hy.append(y)
+                    hy.append(np.log10(y))
                     htexts += [f"{c.desc}\n{path}: {s:.3g}x vs {self.baseline_path}\n{c.median:.4g} ms vs "
                                f"{b.median:.4g} ms" for _, s, c, b in pts]
             hx = list(np.concatenate(hx)) if hx else []
@@ -674,13 +676,28 @@ class SpeedupChart(_ChartBase):
             self._show_message("")
 
 
+def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None:
+    """Ticks at the swept values themselves (categorical or log x), thinned to about 12 labels."""
+    ax = plot.getAxis("bottom")
+    if not (cat or log_x) or not data.xs:
+        ax.setTicks(None)
+        return
+    step = max(1, math.ceil(len(data.xs) / 12))
+    if cat:
+        ticks = [(i, str(v)) for i, v in enumerate(data.xs)]
+    else:
+        ticks = [(math.log10(v), str(v)) for v in sorted(data.xs) if isinstance(v, (int, float)) and v > 0]
+    ax.setTicks([ticks[::step], []])
+
+
 def _layer_ticks(plot: pg.PlotItem, data: SweepData, width_px: int) -> None:
     """Layer names under the bar groups: abbreviated to fit, every k-th when there are too many."""
     n = len(data.layers)
     if n == 0:
         plot.getAxis("bottom").setTicks([[]])
         return
-    per = max(width_px - 80, 100) / n
+    vb_w = plot.getViewBox().width()  # the plotting area itself (the widget also holds the axis)
+    per = max((vb_w if vb_w > 50 else width_px - 80), 100) / n
     chars = int(per // 7.5) - 1  # a gap of about one character between neighbours
     step = 1
     if chars < 5:
@@ -813,6 +830,7 @@ class HeatmapChart(_ChartBase):
                                         interactive=False, label="speedup")
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar.hide()
+        self.colorbar.setMaximumWidth(0)
         self.grid = np.full((0, 0), np.nan, dtype=np.float32)
         self._texts: list[pg.TextItem] = []
         self._cell_text: dict[tuple[int, int], str] = {}
@@ -873,15 +891,23 @@ class HeatmapChart(_ChartBase):
             self.image.setLookupTable(lut)
             self.image.setImage(grid, levels=(-0.5, n - 0.5), autoLevels=False)
             self.colorbar.hide()
+            self.colorbar.setMaximumWidth(0)
+            self.colorbar.setMinimumWidth(0)
         else:
-            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path} (baseline median / median)")
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
+            # The colour key goes in the title too (the colorbar item can end up squeezed out of the layout).
+            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path}: "
+                               f"<span style='color:#3b4cc0'>&#9632;</span> slower ({fmt_x(2 ** -m)}) · "
+                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})")
             cmap = pg.colormap.get("CET-D1A")
             self.image.setLookupTable(cmap.getLookupTable(nPts=256))
             self.image.setImage(grid, levels=(-m, m), autoLevels=False)
             self.colorbar.setLevels((-m, m))
             self.colorbar.show()
+            self.colorbar.setMaximumWidth(80)
+            self.colorbar.setMinimumWidth(60)
+            self.plot.layout.invalidate()
             ticks = [(v, f"{2 ** v:.2g}x") for v in np.linspace(-m, m, 5)]
             self.colorbar.axis.setTicks([ticks])
         self.image.setRect(QRectF(-0.5, -0.5, max(nx, 1), max(ny, 1)))
@@ -890,6 +916,11 @@ class HeatmapChart(_ChartBase):
         self.plot.getAxis("bottom").setTicks([[(i, str(v)) for i, v in enumerate(data.xs)]])
         self.plot.getAxis("left").setTicks([[(j, str(v)) for j, v in enumerate(data.ys)]])
         self.plot.getViewBox().setRange(xRange=(-0.5, max(nx, 1) - 0.5), yRange=(-0.5, max(ny, 1) - 0.5), padding=0)
+        self._dark = set()
+        if self.mode == "speedup":
+            finite = grid[np.isfinite(grid)]
+            m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
+            self._dark = {k for k in labels if abs(float(grid[k])) > 0.55 * m}
         self._draw_labels(labels, nx, ny)
         self._show_message("" if texts else "Cells fill in as points finish.")
 
@@ -905,6 +936,7 @@ class HeatmapChart(_ChartBase):
             self._texts.append(t)
         for t, k in zip(self._texts, keys):
             t.setText(labels[k])
+            t.setColor("#ffffff" if k in self._dark else "#111111")
             t.setPos(k[0], k[1])
             t.show()
         for t in self._texts[len(keys):]:
