@@ -30,6 +30,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
+        os.chmod(tmp, _file_mode(target))  # mkstemp makes 0600; keep the old file's mode, or the umask's
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
@@ -39,6 +40,22 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _read_umask() -> int:
+    umask = os.umask(0)  # the only portable read sets it; done once, at import, before any thread starts
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
+
+
+def _file_mode(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        return 0o666 & ~_UMASK
 
 
 def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:

@@ -31,10 +31,11 @@ CSV_COLUMNS = (
     "conv_impl", "src_tag", "wei_tag", "dst_tag", "reorder_count", "trace_conv_ms", "trace_reorder_ms",
     "cpu", "vary",
 )
-_INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
+INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
                 "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
-_FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
+FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
                   "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
+_INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -165,9 +166,9 @@ def read_csv(path: str | os.PathLike) -> list[dict]:
                 row[k] = None
                 continue
             try:
-                if k in _INT_COLUMNS:
+                if k in INT_COLUMNS:
                     row[k] = int(float(v))
-                elif k in _FLOAT_COLUMNS:
+                elif k in FLOAT_COLUMNS:
                     row[k] = float(v)
             except ValueError:
                 raise InputError(f"{str(p)!r} line {lineno}: column {k} holds {v!r}, not a number.", "csv") from None

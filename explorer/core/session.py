@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core.errors import InputError, SpecError
-from explorer.core.results import CSV_COLUMNS, STATUSES, Result, _FLOAT_COLUMNS, _INT_COLUMNS, atomic_write_text
+from explorer.core.results import CSV_COLUMNS, STATUSES, FLOAT_COLUMNS, INT_COLUMNS, Result, atomic_write_text
 from explorer.core.spec import ConvSpec, parse_descriptor
 
 FORMAT = "mkldnn-explorer-session"
@@ -94,10 +94,10 @@ def result_from_dict(d: dict, where: str) -> Result:
         if f in _STR_FIELDS:
             if not isinstance(v, str):
                 raise InputError(f"{where}.{f} must be text, got {v!r}.", "session")
-        elif f in _INT_COLUMNS or f == "samples":
+        elif f in INT_COLUMNS or f == "samples":
             if not isinstance(v, int) or isinstance(v, bool):
                 raise InputError(f"{where}.{f} must be a whole number, got {v!r}.", "session")
-        elif f in _FLOAT_COLUMNS:
+        elif f in FLOAT_COLUMNS:
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 raise InputError(f"{where}.{f} must be a number, got {v!r}.", "session")
             v = float(v)

@@ -334,8 +334,9 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     else:
         pw = computed_pad(iw, ow_given, kw, sw, dw)
 
-    spec_dtype = dtype or _dtype_from_options(opts) or "f32"
-    spec_bias = bias if bias is not None else _bias_from_options(opts)
+    hints = descriptor_hints(text)
+    spec_dtype = dtype or hints.get("dtype") or "f32"
+    spec_bias = bias if bias is not None else hints.get("bias", True)
     spec = ConvSpec(
         mb=values.get("mb", 2), g=values.get("g", 1), ic=values["ic"], ih=ih, iw=iw, oc=values["oc"],
         kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
@@ -355,19 +356,27 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     return spec
 
 
-def _dtype_from_options(opts: dict[str, str]) -> str | None:
+def descriptor_hints(text: str) -> dict:
+    """dtype and bias that a pasted line states itself: benchdnn options (--dt, --cfg, --dir) or a oneDNN
+    verbose line's src data type and bia argument. Keys are present only when the line says so."""
+    hints: dict = {}
+    opts = _options(text)
     raw = opts.get("dt") or opts.get("cfg")
-    if not raw:
-        return None
-    for dt in ("bf16", "f16", "f32"):
-        if raw.startswith(dt):
-            return dt
-    raise SpecError(f"benchdnn data type {raw!r} is not supported; use f32, bf16 or f16.", "dtype")
-
-
-def _bias_from_options(opts: dict[str, str]) -> bool:
-    direction = opts.get("dir", "FWD_B").upper()
-    return direction != "FWD_D"
+    if raw:
+        dt = next((d for d in ("bf16", "f16", "f32") if raw.startswith(d)), None)
+        if dt is None:
+            raise SpecError(f"benchdnn data type {raw!r} is not supported; use f32, bf16 or f16.", "dtype")
+        hints["dtype"] = dt
+    if "dir" in opts:
+        hints["bias"] = opts["dir"].upper() != "FWD_D"
+    if re.search(r"(?:onednn|dnnl|mkldnn)_verbose,", text):
+        m = re.search(r"\bsrc[:_](f32|bf16|f16)\b", text)
+        if m:
+            hints["dtype"] = m.group(1)
+        m = re.search(r"\bbia[:_]([a-z0-9]+)", text)
+        if m:
+            hints["bias"] = m.group(1) != "undef"
+    return hints
 
 
 def parse_dtype(text: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from importlib import resources
 
 from PySide6.QtCore import Qt, Signal
@@ -20,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError, SpecError
 from explorer.core.paths import PATH_HELP, PATHS
-from explorer.core.spec import DTYPES, FIELD_HELP, ConvSpec, parse_descriptor
+from explorer.core.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
 from explorer.gui.colors import path_color
 
 # (row label, h-field, w-field or None, row tooltip)
@@ -62,18 +61,8 @@ def default_preset(presets: list[dict]) -> dict | None:
 def parse_pasted(text: str, dtype: str | None, bias: bool | None) -> ConvSpec:
     """parse_descriptor, keeping the form's dtype/bias unless the pasted line says otherwise
     (benchdnn --dt/--cfg/--dir, or a oneDNN verbose line's src data type and bia argument)."""
-    if re.search(r"--(dt|cfg)=", text):
-        dtype = None
-    if "--dir=" in text:
-        bias = None
-    if "," in text:  # a oneDNN verbose line
-        m = re.search(r"\bsrc[:_](f32|bf16|f16)\b", text)
-        if m:
-            dtype = m.group(1)
-        m = re.search(r"\bbia[:_]([a-z0-9]+)", text)
-        if m:
-            bias = m.group(1) != "undef"
-    return parse_descriptor(text, dtype=dtype, bias=bias)
+    hints = descriptor_hints(text)
+    return parse_descriptor(text, dtype=hints.get("dtype", dtype), bias=hints.get("bias", bias))
 
 
 def _swatch(color: str, size: int = 12) -> QIcon:
