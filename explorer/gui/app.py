@@ -182,6 +182,9 @@ def run_gui(args) -> int:
     import explorer.core.runner  # noqa: F401 - load torch before the event loop runs, not inside it
     from PySide6.QtCore import QTimer
 
+    from explorer.gui import measure
+
+    measure.prestart()  # the measuring process imports torch while the window builds
     app = make_app()
     settings = make_settings()
     options = {"paths": list(opts.paths), "threads": opts.threads or 0, "budget_ms": opts.budget_ms,
@@ -256,4 +259,5 @@ def run_gui(args) -> int:
         QTimer.singleShot(0, probe.start)
         QTimer.singleShot(500, finish)
     code = app.exec()
+    measure.shutdown(1.0)  # asked to quit, killed if still busy: every finished row is already saved
     return state["code"] if state["done"] else code

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths import PATHS
 from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.gui.colors import ordered, qcolor, theme
+from explorer.gui.colors import qcolor, theme
 from explorer.gui.sweep_charts import (
     LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, export_plot,
 )

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
+from explorer.gui import measure
+from explorer.gui.worker import STOP_GRACE_MS, join
+from explorer.gui.worker import _live_threads as worker_live_threads
 
 _live_threads: set = set()  # every QThread this module started and has not yet joined
 
@@ -29,16 +32,7 @@ def live_threads() -> int:
 
 def _track(thread, on: bool) -> None:
     """Register in this module's set and in worker.py's (so the main window's leak check sees ours too)."""
-    sets = [_live_threads]
-    try:
-        from explorer.gui import worker
-
-        other = getattr(worker, "_live_threads", None)
-        if isinstance(other, set):
-            sets.append(other)
-    except ImportError:
-        pass
-    for s in sets:
+    for s in (_live_threads, worker_live_threads):
         (s.add if on else s.discard)(thread)
 
 
@@ -87,6 +81,7 @@ class SweepWorker(QObject):
     def cancel(self) -> None:
         """Thread-safe: the core sees it after the current timed call."""
         self._cancel.set()
+        measure.cancel()
 
     @property
     def cancelled(self) -> bool:
@@ -96,7 +91,7 @@ class SweepWorker(QObject):
     def run(self) -> None:
         from explorer.core.results import CsvSink
         from explorer.core.runner import PathFinished, PathStarted, Samples
-        from explorer.core.sweep import PointFinished, PointSkipped, PointStarted, SweepFinished, SweepStarted, iter_points
+        from explorer.core.sweep import PointFinished, PointSkipped, PointStarted, SweepFinished, SweepStarted
 
         pending: list[SweepRow] = []
         state = {"t": 0.0, "progress": None, "live": None, "live_dirty": False, "point": -1, "label": ""}
@@ -121,7 +116,8 @@ class SweepWorker(QObject):
         try:
             sink = CsvSink(self.csv_path)
             sink.flush()  # the header is on disk before the first point runs
-            for ev in iter_points(self.points, self.opts, self._cancel.is_set, self.ctx, keep_details=False):
+            for ev in measure.events("points", self.points, self.opts, cancel=self._cancel, ctx=self.ctx,
+                                     keep_details=False):
                 if isinstance(ev, Samples):
                     lv = state["live"]
                     if lv is not None:
@@ -229,7 +225,10 @@ class SweepController(QObject):
             return True
         self.stop()
         thread = self._thread
-        ok = thread.wait(timeout_ms)
+        ok = join(thread, min(timeout_ms, STOP_GRACE_MS))
+        if not ok:
+            measure.kill()  # mid-way through a long call: finished rows are already here
+            ok = join(thread, timeout_ms)
         QCoreApplication.sendPostedEvents(self, 0)  # queued rows reach the view now
         if ok and self._thread is thread:  # finished() may still be queued: end the sweep here
             self._on_thread_finished()

@@ -18,7 +18,9 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
+from explorer.gui import measure
 
+STOP_GRACE_MS = 1200  # how long a close waits for the measuring process to stop by itself
 _live_threads: set = set()  # every QThread this module started and has not yet joined
 
 
@@ -54,6 +56,7 @@ class RunWorker(QObject):
     def cancel(self) -> None:
         """Thread-safe: the core sees it after the current timed call."""
         self._cancel.set()
+        measure.cancel()
 
     @property
     def cancelled(self) -> bool:
@@ -62,7 +65,7 @@ class RunWorker(QObject):
     @Slot()
     def run(self) -> None:
         from explorer.core.results import CsvSink
-        from explorer.core.runner import PathFinished, PathStarted, Samples, iter_run
+        from explorer.core.runner import PathFinished, PathStarted, Samples
 
         pending: list[np.ndarray] = []
         last = {"path": "", "n": 0, "elapsed": 0.0, "budget": 0.0, "t": 0.0}
@@ -76,7 +79,7 @@ class RunWorker(QObject):
 
         try:
             sink = CsvSink(self.csv_path)
-            for ev in iter_run(self.spec, self.opts, cancel=self._cancel.is_set):
+            for ev in measure.events("run", self.spec, self.opts, cancel=self._cancel):
                 if isinstance(ev, Samples):
                     if ev.path != last["path"]:
                         flush()
@@ -157,7 +160,10 @@ class RunController(QObject):
             return True
         self.stop()
         thread = self._thread
-        ok = join(thread, timeout_ms)
+        ok = join(thread, min(timeout_ms, STOP_GRACE_MS))
+        if not ok:
+            measure.kill()  # mid-way through a long call: finished rows are already here
+            ok = join(thread, timeout_ms)
         QCoreApplication.sendPostedEvents(self, 0)  # queued path_finished etc. reach the window now
         if self._thread is thread:  # the finished() signal may still be queued: end the run here
             self._on_thread_finished()

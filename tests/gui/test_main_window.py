@@ -31,7 +31,9 @@ def _run(win, qtbot, timeout=60_000):
 def first_path_quick(monkeypatch):
     """The first path times for 60 ms, every later one until stopped (no early stop on convergence)."""
     from explorer.core import harness, runner
+    from explorer.gui import measure
 
+    monkeypatch.setattr(measure, "IN_CHILD", False)  # the patch below must reach the timing loop
     calls = []
 
     def budget(budget_ms, min_samples, precision, warmup=1):
@@ -221,6 +223,30 @@ def test_close_mid_run_stops_cleanly_and_keeps_rows(make_window, qtbot, tmp_path
     assert not win.running and worker.live_threads() == 0
     assert [r.path for r in win.model.results] == ["dense"]
     assert [r["path"] for r in read_csv(csv_path)] == ["dense"]
+
+
+def test_close_during_a_long_call_in_the_measuring_process_exits_fast(make_window, qtbot, tmp_path):
+    """The default design: the run lives in a child process, so a close never waits for a long call."""
+    from explorer.gui import measure, worker
+
+    assert measure.IN_CHILD
+    csv_path = tmp_path / "long.csv"
+    win = make_window(spec=parse_descriptor(TINY), options={"paths": ["dense", "native"], "budget_ms": 50},
+                      csv_path=str(csv_path))
+    win.start_run()
+    qtbot.waitUntil(lambda: len(win.model.results) == 1, timeout=30_000)
+    # Replace the next job with one that blocks for 20 s inside the child: close must not wait for it.
+    win.panel.set_spec(parse_descriptor("mb8ic256ih56oc256oh56kh3ph1"))
+    qtbot.waitUntil(lambda: not win.running, timeout=30_000)
+    win.panel.set_options(paths=["native"], budget_ms=60_000)
+    win.start_run()
+    qtbot.waitUntil(lambda: win.timing.point_count("native") >= 1 or win.running, timeout=30_000)
+    qtbot.wait(500)
+    t0 = time.monotonic()
+    win.close()
+    assert time.monotonic() - t0 < 2.0
+    assert not win.running and worker.live_threads() == 0
+    assert [r["path"] for r in read_csv(csv_path)] == ["dense", "native"]  # the first run's rows are intact
 
 
 def test_settings_remember_spec_options_and_theme(make_window, qtbot):
