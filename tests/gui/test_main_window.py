@@ -231,22 +231,18 @@ def test_close_during_a_long_call_in_the_measuring_process_exits_fast(make_windo
 
     assert measure.IN_CHILD
     csv_path = tmp_path / "long.csv"
-    win = make_window(spec=parse_descriptor(TINY), options={"paths": ["dense", "native"], "budget_ms": 50},
-                      csv_path=str(csv_path))
+    # native takes seconds a call for this layer: the close lands inside one of its calls
+    win = make_window(spec=parse_descriptor("mb8ic256ih56oc256oh56kh3ph1"),
+                      options={"paths": ["dense", "native"], "budget_ms": 300}, csv_path=str(csv_path))
     win.start_run()
-    qtbot.waitUntil(lambda: len(win.model.results) == 1, timeout=30_000)
-    # Replace the next job with one that blocks for 20 s inside the child: close must not wait for it.
-    win.panel.set_spec(parse_descriptor("mb8ic256ih56oc256oh56kh3ph1"))
-    qtbot.waitUntil(lambda: not win.running, timeout=30_000)
-    win.panel.set_options(paths=["native"], budget_ms=60_000)
-    win.start_run()
-    qtbot.waitUntil(lambda: win.timing.point_count("native") >= 1 or win.running, timeout=30_000)
-    qtbot.wait(500)
+    qtbot.waitUntil(lambda: len(win.model.results) == 1, timeout=60_000)
+    qtbot.wait(300)
+    assert win.running
     t0 = time.monotonic()
     win.close()
     assert time.monotonic() - t0 < 2.0
     assert not win.running and worker.live_threads() == 0
-    assert [r["path"] for r in read_csv(csv_path)] == ["dense", "native"]  # the first run's rows are intact
+    assert [r["path"] for r in read_csv(csv_path)] == ["dense"]  # the finished row is kept
 
 
 def test_settings_remember_spec_options_and_theme(make_window, qtbot):
