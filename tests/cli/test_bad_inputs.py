@@ -1,0 +1,91 @@
+"""Every bad input the command line can get: exit 2, one clear line on stderr (at most three), no traceback,
+and nothing on disk changed. The GUI's equivalents are in tests/gui (field marked, Run disabled)."""
+
+import pytest
+
+from explorer.cli import main
+
+D = "mb2ic16ih14oc16oh14kh3ph1"
+
+BAD = {
+    # descriptors
+    "malformed descriptor": (["run", "mb2ic16ih14oc16kh3$"], "cannot read"),
+    "unknown key": (["run", "mb2ic16ih14oc16kh3zz1"], "unknown key"),
+    "missing ih": (["run", "mb2ic16oc16kh3"], "ih"),
+    "missing kh": (["run", "mb2ic16ih14oc16"], "kh"),
+    "inconsistent oh": (["run", "mb2ic16ih14oc16oh13kh3ph1"], "oh=13"),
+    "inconsistent ow": (["run", "mb2ic16ih14iw14oc16ow3kh3ph1"], "ow=3"),
+    "zero size": (["run", "mb2ic0ih14oc16kh3"], "ic"),
+    "negative size": (["run", "mb2ic-4ih14oc16kh3"], "ic"),
+    "groups not dividing ic": (["run", D + "g3"], "g=3"),
+    "groups not dividing oc": (["run", "g2mb2ic16ih14oc15kh3"], "oc=15"),
+    "kernel larger than padded input": (["run", "mb2ic16ih4oc16kh9"], "kh=9"),
+    "stride 0": (["run", "mb2ic16ih14oc16kh3sh0"], "sh"),
+    "number too large": (["run", "mb2ic16ih99999999999oc16kh3"], "too large"),
+    "more memory than the machine has": (["run", "mb256ic256ih224oc256kh3ph1"], "available"),
+    "3-D descriptor": (["run", "mb2ic16id8ih14oc16kh3kd3"], "3-D"),
+    # options
+    "unknown path": (["run", D, "--paths", "dense,fast"], "fast"),
+    "empty paths": (["run", D, "--paths", ","], "no path"),
+    "threads 0": (["run", D, "--threads", "0"], "threads"),
+    "threads negative": (["run", D, "--threads", "-2"], "threads"),
+    "threads above cores": (["run", D, "--threads", "4096"], "threads"),
+    "threads not a number": (["run", D, "--threads", "two"], "whole number"),
+    "budget 0": (["run", D, "--budget-ms", "0"], "budget"),
+    "budget not a number": (["run", D, "--budget-ms", "fast"], "number"),
+    "dtype unknown": (["run", D, "--dtype", "f64"], "dtype"),
+    "unknown option": (["run", D, "--turbo"], "turbo"),
+    "unknown command": (["benchmark", D], "benchmark"),
+    # --vary
+    "vary unknown field": (["sweep", D, "--vary", "q=1,2"], "q"),
+    "vary empty list": (["sweep", D, "--vary", "mb="], "empty"),
+    "vary backwards range": (["sweep", D, "--vary", "mb=64:1:x2"], "backwards"),
+    "vary zero step": (["sweep", D, "--vary", "ic=16:64:+0"], "ic"),
+    "vary ratio 1": (["sweep", D, "--vary", "mb=1:8:x1"], "x1"),
+    "vary not numbers": (["sweep", D, "--vary", "mb=a,b"], "mb"),
+    "vary too many points": (["sweep", D, "--vary", "ic=1:100000:+1"], "limit"),
+    "vary without =": (["sweep", D, "--vary", "mb"], "mb"),
+    "sweep without vary": (["sweep", D], "--vary"),
+    # layout tags and dims
+    "malformed tag": (["layout", "--tag", "aBcd16", "--dims", "2,17,5,4"], "aBcd16"),
+    "tag/dims mismatch": (["layout", "--tag", "abcd", "--dims", "2,17,5"], "dims"),
+    "dims not numbers": (["layout", "--tag", "abcd", "--dims", "2,x,5,4"], "dims"),
+    "offset outside dims": (["layout", "--tag", "abcd", "--dims", "2,17,5,4", "--offset", "2,0,0,0"], "offset"),
+    "layout of an unknown path": (["layout", D, "--path", "turbo"], "turbo"),
+    # files
+    "csv in a missing folder": (["run", D, "--csv", "/nonexistent/dir/out.csv"], "does not exist"),
+    "csv is a folder": (["run", D, "--csv", "/tmp"], "folder"),
+    "batch file missing": (["batch", "/nonexistent/layers.txt"], "no such file"),
+    "batch name unknown": (["batch", "resnet_51"], "no shipped batch"),
+    "compare file missing": (["compare", "/nonexistent/a.csv", "/nonexistent/b.csv"], "no such file"),
+    "compare foreign file": (["compare", "/etc/passwd", "/etc/passwd"], "line 1"),
+    # the desktop app's command line, validated before any window opens
+    "gui bad descriptor": (["gui", D + "g3"], "g=3"),
+    "gui bad size": (["gui", D, "--size", "12by9"], "size"),
+}
+
+
+@pytest.mark.parametrize("argv, words", list(BAD.values()), ids=list(BAD))
+def test_bad_input_exits_2_with_a_clear_line(argv, words, capsys):
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    err = cap.err.strip()
+    assert err, "no message"
+    assert 1 <= len(err.splitlines()) <= 3 and "Traceback" not in err
+    assert words.lower() in err.lower(), err
+    assert not cap.out.strip()  # nothing half-printed on stdout
+
+
+def test_at_least_25_bad_inputs():
+    assert len(BAD) >= 25
+
+
+def test_existing_output_is_not_overwritten_without_force(tmp_path, capsys):
+    out = tmp_path / "keep.csv"
+    out.write_text("precious\n")
+    for argv in (["run", D, "--paths", "dense", "--budget-ms", "5", "--csv", str(out)],
+                 ["sweep", D, "--vary", "mb=1,2", "--paths", "dense", "--budget-ms", "5", "--csv", str(out)],
+                 ["batch", "quick", "--paths", "dense", "--budget-ms", "5", "--csv", str(out)]):
+        assert main(argv) == 2
+        assert "--force" in capsys.readouterr().err
+        assert out.read_text() == "precious\n"
