@@ -1,5 +1,6 @@
 """The parameter panel: fields <-> descriptor sync, pasted lines, validation as you type, tooltips, presets."""
 
+import pytest
 from PySide6.QtCore import Qt
 
 from explorer.core.paths import PATHS
@@ -110,3 +111,25 @@ def test_preset_choice_fills_the_form(make_window):
     p.preset_combo.activated.emit(idx)
     assert p.spec.g == p.spec.ic == p.spec.oc == 32
     assert p.preset_combo.currentIndex() == idx
+
+
+# The GUI side of tests/cli/test_bad_inputs.py: pasted into the descriptor field, each is refused inline.
+BAD_PASTES = [
+    ("mb2ic16ih14oc16kh3$", "cannot read"), ("mb2ic16ih14oc16kh3zz1", "unknown key"), ("mb2ic16oc16kh3", "ih"),
+    ("mb2ic16ih14oc16oh13kh3ph1", "oh=13"), ("mb2ic0ih14oc16kh3", "ic"), (TINY + "g3", "g=3"),
+    ("mb2ic16ih4oc16kh9", "kh=9"), ("mb2ic16ih14oc16kh3sh0", "sh"), ("mb2ic16ih99999999999oc16kh3", "too large"),
+    ("mb256ic256ih224oc256kh3ph1", "available"), ("mb2ic16id8ih14oc16kh3kd3", "3-D"), ("", "empty"),
+]
+
+
+@pytest.mark.parametrize("text, words", BAD_PASTES)
+def test_bad_descriptor_pasted_is_refused_inline(make_window, qtbot, text, words):
+    win = make_window(spec=parse_descriptor(TINY))
+    p = win.panel
+    _type(qtbot, p.desc_edit, text)
+    if not text:
+        qtbot.keyClick(p.desc_edit, Qt.Key_Delete)  # the selected old text goes; the field is empty
+    assert words in p.message.text()
+    assert len(p.message.text().splitlines()) == 1
+    assert not p.run_button.isEnabled() and not win.run_action.isEnabled()
+    assert not win.start_run() and not win.running  # nothing runs
