@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
 from explorer.core.layout import Layout
+from explorer.gui.widgets import ElidedLabel, FlowLayout
 
 __all__ = ["LayoutView", "LayoutPicture", "HoverInfo", "build_picture", "CELL_LIMIT", "PHYS_LIMIT"]
 
@@ -382,7 +383,7 @@ class _Pane(QtWidgets.QWidget):
         self.caption.setFont(f)
         lay.addWidget(self.caption)
         self.glw = pg.GraphicsLayoutWidget()
-        self.glw.setMinimumSize(160, 140)
+        self.glw.setMinimumSize(120, 100)
         self.glw.ci.setContentsMargins(2, 2, 2, 2)
         self.vb = self.glw.addViewBox(lockAspect=True, invertY=True, enableMenu=True)
         self.vb.setMouseEnabled(x=True, y=True)
@@ -484,6 +485,8 @@ class LayoutView(QtWidgets.QWidget):
 
     hovered = QtCore.Signal(str)
 
+    FACTS_MIN_WIDTH = 220
+    WIDE = 880  # at this width and more the Details panel opens by itself
     HOVER_HINT = "Hover a cell in either pane: its logical index, its offset formula and the same element in the other pane."
     PLACEHOLDER = ("No tensors to show yet.\n\nInspect a path to see how its input, weight and output "
                    "are laid out in memory: the logical tensor on the left, the real buffer on the right.")
@@ -500,21 +503,28 @@ class LayoutView(QtWidgets.QWidget):
 
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        outer.setSpacing(4)
+        outer.setSpacing(3)
 
-        # -- controls
-        bar = QtWidgets.QHBoxLayout()
-        bar.setSpacing(8)
-        self.title_label = QtWidgets.QLabel()
+        # -- title (its own line, elided: a long descriptor must not widen the view)
+        self.title_label = ElidedLabel()
         f = self.title_label.font()
         f.setBold(True)
         self.title_label.setFont(f)
-        bar.addWidget(self.title_label)
-        bar.addSpacing(6)
-        bar.addWidget(QtWidgets.QLabel("Tensor:"))
+        outer.addWidget(self.title_label)
+
+        # -- controls: they wrap onto a second line when the view is narrow
+        self.controls = QtWidgets.QWidget()
+        bar = FlowLayout(self.controls, 6, 3)
+        bar.setContentsMargins(0, 0, 0, 0)
+
+        def add(*widgets):
+            for w in widgets:
+                bar.addWidget(w)
+            widgets[-1].setProperty("flowBreak", True)
+
         self.role_combo = QtWidgets.QComboBox()
         self.role_combo.setToolTip("Which tensor of the convolution to show")
-        bar.addWidget(self.role_combo)
+        self.role_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToContents)
         self.stored_radio = QtWidgets.QRadioButton("stored")
         self.stored_radio.setToolTip("The layout the tensor really has in memory (from its descriptor or strides)")
         self.kernel_radio = QtWidgets.QRadioButton("as the kernel used it")
@@ -524,22 +534,23 @@ class LayoutView(QtWidgets.QWidget):
         self._mode_group = QtWidgets.QButtonGroup(self)
         self._mode_group.addButton(self.stored_radio)
         self._mode_group.addButton(self.kernel_radio)
-        bar.addWidget(self.stored_radio)
-        bar.addWidget(self.kernel_radio)
-        bar.addSpacing(6)
-        bar.addWidget(QtWidgets.QLabel("Colour:"))
         self.colour_combo = QtWidgets.QComboBox()
         self.colour_combo.setToolTip("Which logical index colours the cells (the colours cycle every "
                                      f"{N_COLOURS} values)")
-        bar.addWidget(self.colour_combo)
-        bar.addStretch(1)
-        self.controls = QtWidgets.QWidget()
-        self.controls.setLayout(bar)
-        bar.setContentsMargins(0, 0, 0, 0)
+        self.colour_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToContents)
+        self.facts_button = QtWidgets.QToolButton()
+        self.facts_button.setText("Details")
+        self.facts_button.setCheckable(True)
+        self.facts_button.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.facts_button.setArrowType(Qt.RightArrow)
+        self.facts_button.setToolTip("Show every fact about this layout (tag, strides, blocks, bytes, kernel) "
+                                     "in a side panel.\nIt opens by itself when the view is wide enough.")
+        self.facts_button.toggled.connect(self._on_facts_toggled)
+        add(QtWidgets.QLabel("Tensor:"), self.role_combo, self.stored_radio, self.kernel_radio)
+        add(QtWidgets.QLabel("Colour:"), self.colour_combo, self.facts_button)
         outer.addWidget(self.controls)
 
-        self.slice_label = QtWidgets.QLabel()
-        self.slice_label.setWordWrap(True)
+        self.slice_label = ElidedLabel()
         self.slice_label.setVisible(False)
         outer.addWidget(self.slice_label)
 
@@ -549,12 +560,19 @@ class LayoutView(QtWidgets.QWidget):
         self.placeholder = QtWidgets.QLabel(self.PLACEHOLDER)
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setWordWrap(True)
+        self.placeholder.setMargin(12)
         self.stack.addWidget(self.placeholder)
 
         content = QtWidgets.QWidget()
         cl = QtWidgets.QVBoxLayout(content)
         cl.setContentsMargins(0, 0, 0, 0)
-        cl.setSpacing(4)
+        cl.setSpacing(3)
+        # The key facts in one wrapped block; the full table is in the Details panel.
+        self.brief_label = QtWidgets.QLabel()
+        self.brief_label.setTextFormat(Qt.RichText)
+        self.brief_label.setWordWrap(True)
+        self.brief_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        cl.addWidget(self.brief_label)
         self.splitter = QtWidgets.QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.pane_stack = QtWidgets.QStackedWidget()
@@ -570,6 +588,7 @@ class LayoutView(QtWidgets.QWidget):
         self.unknown_label = QtWidgets.QLabel()
         self.unknown_label.setAlignment(Qt.AlignCenter)
         self.unknown_label.setWordWrap(True)
+        self.unknown_label.setMargin(12)
         self.pane_stack.addWidget(self.unknown_label)
         self.splitter.addWidget(self.pane_stack)
 
@@ -579,15 +598,18 @@ class LayoutView(QtWidgets.QWidget):
         self.facts_label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.facts_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.facts_label.setContentsMargins(6, 0, 4, 0)
-        facts_scroll = QtWidgets.QScrollArea()
-        facts_scroll.setWidgetResizable(True)
-        facts_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
-        facts_scroll.setWidget(self.facts_label)
-        facts_scroll.setMinimumWidth(200)
-        self.splitter.addWidget(facts_scroll)
+        self.facts_scroll = QtWidgets.QScrollArea()
+        self.facts_scroll.setWidgetResizable(True)
+        self.facts_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.facts_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the facts wrap instead
+        self.facts_scroll.setWidget(self.facts_label)
+        self.facts_scroll.setMinimumWidth(self.FACTS_MIN_WIDTH)
+        self.splitter.addWidget(self.facts_scroll)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([620, 270])
+        self.facts_scroll.setVisible(False)
+        self._facts_auto = True  # open/close the panel with the width until the user chooses
         cl.addWidget(self.splitter, 1)
 
         self.hover_label = QtWidgets.QLabel()
@@ -595,9 +617,11 @@ class LayoutView(QtWidgets.QWidget):
         self.hover_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont)
         self.hover_label.setFont(mono)
-        fm = QtGui.QFontMetrics(mono)
-        self.hover_label.setMinimumHeight(2 * fm.lineSpacing() + 4)
         self.hover_label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        # A fixed height (set on resize to fit the longest formula at this width): the panes must not move
+        # under the mouse while it hovers.
+        self.hover_label.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
+        self._fit_hover_height()
         cl.addWidget(self.hover_label)
         self.stack.addWidget(content)
 
@@ -680,6 +704,9 @@ class LayoutView(QtWidgets.QWidget):
         if lay is not None:
             self._fill_colour_combo(lay)
         self.facts_label.setText(self._facts_html(tl, lay, kernel_mode))
+        self.brief_label.setText(self._brief_html(tl, lay, kernel_mode))
+        self.brief_label.setToolTip(self._legend_text() if lay is not None else "")
+        self._fit_hover_height()
         if lay is None:
             self._picture = None
             self.slice_label.setVisible(False)
@@ -736,8 +763,9 @@ class LayoutView(QtWidgets.QWidget):
         self.logical_pane.caption.setToolTip("Grey hatched planes are padding: they exist only in memory.")
 
         if pic.sliced:
-            self.slice_label.setText("\u26a0 Large tensor, drawing a slice only: " + "; ".join(pic.notes)
-                                     + f" (at most {CELL_LIMIT} logical / {PHYS_LIMIT} physical cells).")
+            self.slice_label.setText("\u26a0 Large tensor, drawing a slice only: " + "; ".join(pic.notes) + ".")
+            self.slice_label.setToolTip(f"At most {CELL_LIMIT} logical and {PHYS_LIMIT} physical cells are drawn; "
+                                        "offsets and formulas stay exact for every drawn cell.")
             self.slice_label.setVisible(True)
         else:
             self.slice_label.setVisible(False)
@@ -862,12 +890,98 @@ class LayoutView(QtWidgets.QWidget):
                              + ": a reorder ran before or after the convolution"))
         else:
             rows.append(("Kernel", "no oneDNN convolution in the trace"))
-        legend = ("Colour = logical " + (self.colour_combo.currentText() if self.colour_combo.count() else "index")
-                  + f" (cycles every {N_COLOURS}); grey checks = padding (zeros). Hover a cell for its offset.")
+        legend = self._legend_text()
         body = "".join(f"<tr><td style='padding-right:6px; white-space:nowrap'><b>{k}</b></td><td>{v}</td></tr>"
                        for k, v in rows)
         table = f"<table cellspacing='0' cellpadding='1'>{body}</table>"
         return table if lay is None else table + f"<p style='margin-top:6px'><small>{legend}</small></p>"
+
+    def _legend_text(self) -> str:
+        return ("Colour = logical " + (self.colour_combo.currentText() if self.colour_combo.count() else "index")
+                + f" (cycles every {N_COLOURS}); grey checks = padding (zeros). Hover a cell for its offset.")
+
+    def _brief_html(self, tl, lay: Layout | None, kernel_mode: bool) -> str:
+        """The facts that matter most, in one wrapped line above the panes (the Details panel has them all)."""
+        parts = []
+        if lay is not None:
+            parts.append(f"<b>{lay.tag}</b>" + (f" = {lay.alias}" if lay.alias else ""))
+            parts.append(f"{_fmt_dims(lay.dims)} {tl.dtype}")
+            if lay.padded_dims != lay.dims:
+                parts.append(f"padded to <b>{_fmt_dims(lay.padded_dims)}</b>")
+            parts.append(f"runs of {lay.innermost_run}")
+            stored_b, logical_b = (lay.nbytes, lay.logical_nbytes) if kernel_mode else (tl.stored_bytes,
+                                                                                        tl.logical_bytes)
+        else:
+            parts.append(f"{tl.role} \u00b7 {_fmt_dims(tl.shape)} {tl.dtype} \u00b7 <i>layout unknown</i>")
+            stored_b, logical_b = tl.stored_bytes, tl.logical_bytes
+        over = 100.0 * (stored_b - logical_b) / logical_b if logical_b else 0.0
+        parts.append(f"stored {_human_bytes(stored_b)}" + (f" (<b>{over:+.1f} %</b> padding)" if over > 0 else ""))
+        if tl.kernel is None:
+            parts.append("no oneDNN kernel")
+        elif tl.stored is not None and tl.kernel.tag == tl.stored.tag:
+            parts.append("the kernel used it as stored")
+        elif kernel_mode:
+            parts.append(f"reordered from {tl.stored.tag if tl.stored is not None else 'unknown'} for the kernel")
+        else:
+            parts.append(f"the kernel used <b>{tl.kernel.tag}</b> (a reorder)")
+        return " \u00b7 ".join(parts)
+
+    # ---------------------------------------------------------------------------------------- sizing
+    def _on_facts_toggled(self, on: bool) -> None:
+        self._facts_auto = False  # the user chose: keep it until they choose again
+        self._apply_facts(on)
+
+    def _apply_facts(self, on: bool) -> None:
+        self.facts_button.setArrowType(Qt.LeftArrow if on else Qt.RightArrow)
+        self.facts_scroll.setVisible(on)
+        self.brief_label.setVisible(not on)
+        if on:
+            w = max(self.splitter.width(), 2 * self.FACTS_MIN_WIDTH)
+            fw = max(self.FACTS_MIN_WIDTH, min(320, int(w * 0.3)))
+            self.splitter.setSizes([w - fw, fw])
+
+    def set_details_visible(self, on: bool) -> None:
+        """Open or close the Details panel as the user would (it then stops following the width)."""
+        self.facts_button.setChecked(on)
+        if self.facts_scroll.isVisibleTo(self) != on:
+            self._on_facts_toggled(on)
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(ev)
+        if self._facts_auto:
+            wide = self.width() >= self.WIDE
+            if wide != self.facts_button.isChecked() or wide != self.facts_scroll.isVisibleTo(self):
+                self.facts_button.blockSignals(True)
+                self.facts_button.setChecked(wide)
+                self.facts_button.blockSignals(False)
+                self._apply_facts(wide)
+        self._fit_hover_height()
+
+    def _hover_samples(self) -> list[str]:
+        """The longest texts a hover can show for the current layout (its height is fixed per layout)."""
+        lay = self._layout
+        if lay is None:
+            return [self.HOVER_HINT]
+        last = tuple(max(0, d - 1) for d in lay.dims)
+        names = dim_names(lay)
+        head = (f"{names}[{', '.join(map(str, last))}]  ({', '.join(f'{n}={v}' for n, v in zip(names, last))})"
+                f"  \u2192  offset {lay.nbytes}   (outside the drawn logical slice)")
+        lines = [head] + ["  = " + part for part in lay.offset_formula(last).split(" = ")[:-1]]
+        pad = (f"padding (zero) at offset {lay.nbytes}: {names[0]}={last[0]} \u2265 {lay.dims[0]} exists only in "
+               f"memory (padded to {_fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
+        return ["\n".join(lines), pad]
+
+    def _fit_hover_height(self) -> None:
+        fm = QtGui.QFontMetrics(self.hover_label.font())
+        width = max(120, self.width() - 12)
+        lines = 2
+        for text in self._hover_samples():
+            # Word wrap breaks a little earlier than the pixel count says: 12 % slack.
+            n = sum(max(1, math.ceil(fm.horizontalAdvance(line) * 1.12 / width)) for line in text.split("\n"))
+            lines = max(lines, n)
+        h = lines * fm.lineSpacing() + 6
+        if self.hover_label.height() != h or self.hover_label.minimumHeight() != h:
+            self.hover_label.setFixedHeight(h)
 
     # ---------------------------------------------------------------------------------------- hover
     def _on_logical_mouse(self, scene_pos):
@@ -920,10 +1034,16 @@ class LayoutView(QtWidgets.QWidget):
                         f"(padded to {_fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
         if pcell is None and idx is not None:
             text += "   (physical pane shows only the first part of the buffer)"
+        shown = text
+        if idx is not None and " = " in formula:
+            # The same text on lines: element and offset, then the formula and its numbers.
+            steps = formula.split(" = ")
+            head, _, tail = text.partition(f"offset {formula}")
+            shown = "\n".join([f"{head}offset {steps[-1]}{tail}"] + [f"  = {p}" for p in steps[:-1]])
         pic = self._picture
         self.logical_pane.highlight(lcell, pic.logical_plane_rect(lcell) if lcell else None)
         self.physical_pane.highlight(pcell, pic.physical_run_rect(pcell) if pcell else None)
-        self.hover_label.setText(text)
+        self.hover_label.setText(shown)
         info = HoverInfo(off, idx, idx is None, text, lcell, pcell)
         self.last_hover = info
         self.hovered.emit(text)
