@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from explorer.core.layout import alias_of
 from explorer.core.trace import TraceSummary
+from explorer.gui.widgets import ElidedLabel
 
 __all__ = ["TraceView", "TraceTableModel", "TimeBar", "REORDER_TIP", "NO_PRIMITIVES_TEXT"]
 
@@ -221,7 +222,7 @@ class TraceView(QtWidgets.QWidget):
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
 
-        self.title_label = QtWidgets.QLabel()
+        self.title_label = ElidedLabel()  # a long descriptor must not widen the view
         f = self.title_label.font()
         f.setBold(True)
         self.title_label.setFont(f)
@@ -232,6 +233,7 @@ class TraceView(QtWidgets.QWidget):
         self.placeholder = QtWidgets.QLabel(NO_TRACE_TEXT)
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setWordWrap(True)
+        self.placeholder.setMargin(12)
         self.stack.addWidget(self.placeholder)
 
         content = QtWidgets.QWidget()
@@ -259,6 +261,9 @@ class TraceView(QtWidgets.QWidget):
         hh = self.table.horizontalHeader()
         hh.setStretchLastSection(False)
         hh.setMinimumSectionSize(28)
+        # Shown right after the op (the model's order is unchanged): where the time went is what a narrow
+        # view must show without scrolling.
+        hh.moveSection(TraceTableModel.COL_TIME, 2)
         cl.addWidget(self.table, 1)
 
         self.raw_line = QtWidgets.QLineEdit()
