@@ -54,6 +54,10 @@ class SummaryChart(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.getViewBox().invertY(True)
+        self.plot.setContentsMargins(2, 2, 14, 2)  # room for the last x tick label at the right edge
+        # The label room depends on the view box's width in pixels: recompute when it changes (the widget's
+        # own resizeEvent comes before the plot's layout has resized the view box).
+        self.plot.getViewBox().sigResized.connect(self._on_view_resized)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -147,8 +151,9 @@ class SummaryChart(QWidget):
         base = self._stats.get(self.baseline)
         base_med = base.median if (base and base.median and not base.live) else None
         ys, widths, brushes, pens, meds, lefts, rights = [], [], [], [], [], [], []
-        label_px: list[tuple[float, float]] = []  # (x where a label starts, its width in pixels)
         fm = QFontMetricsF(self.font())
+        width_px = max(self.plot.getViewBox().width(), 120.0)
+        rows = []  # (index, path, stat) of the drawn bars
         for i, p in enumerate(paths):
             s = self._stats[p]
             txt = self._text_item(i)
@@ -157,6 +162,7 @@ class SummaryChart(QWidget):
                 txt.setText(f" {s.status}")
                 txt.setPos(0, i)
                 continue
+            rows.append((i, p, s))
             ys.append(i)
             widths.append(s.median)
             brushes.append(pg.mkBrush(qcolor(p, 110 if s.live else 230)))
@@ -164,11 +170,20 @@ class SummaryChart(QWidget):
             meds.append(s.median)
             lefts.append(s.median - s.p25)
             rights.append(s.p75 - s.median)
-            text = " " + self.label(p, s, base_med)
+        # The most detailed labels that leave the bars about a third of the width (narrow charts drop
+        # % of peak, then GFLOP/s; the table has every number).
+        label_px: list[tuple[float, float]] = []  # (x where a label starts, its width in pixels)
+        texts: list[str] = []
+        for detail in (3, 2, 1):
+            texts = [" " + self.label(p, s, base_med, detail) for _, p, s in rows]
+            label_px = [(s.p75, fm.horizontalAdvance(text) + 12) for (_, _, s), text in zip(rows, texts)]
+            if all(w <= 0.68 * width_px for _, w in label_px):
+                break
+        for (i, p, s), text in zip(rows, texts):
+            txt = self._text_item(i)
             txt.setColor(t["fg"])
             txt.setText(text)
             txt.setPos(s.p75, i)
-            label_px.append((s.p75, fm.horizontalAdvance(text) + 12))
         for txt in self._texts[len(paths):]:
             txt.setText("")
         n = len(ys)
@@ -188,28 +203,32 @@ class SummaryChart(QWidget):
                 self.plot.setXRange(0, 1, padding=0)
             return
         # Room on the right for every label: R >= x / (1 - w/W) for a label of w px at x in a W px wide view.
-        width_px = max(self.plot.getViewBox().width(), 200.0)
         want = max(x / max(0.25, 1.0 - w / width_px) for x, w in label_px)
         if want > self._xr or want < self._xr * 0.6:
             self._xr = want * 1.05
             self.plot.setXRange(0, self._xr, padding=0)
 
-    def label(self, p: str, s: _Stat, base_med) -> str:
+    def label(self, p: str, s: _Stat, base_med, detail: int = 3) -> str:
+        """The bar's label: median, then (detail >= 1) speed against the baseline, (>= 2) GFLOP/s, (>= 3) % peak."""
         parts = [f"{s.median:.3g} ms"]
         if s.live:
-            return parts[0] + f" · running ({s.n} calls)"
+            return parts[0] + (f" · running ({s.n} calls)" if detail >= 2 else " · running")
         if base_med:
             parts.append("baseline" if p == self.baseline else f"{base_med / s.median:.3g}x")
-        if s.gflops:
+        if s.gflops and detail >= 2:
             parts.append(f"{s.gflops:.3g} GFLOP/s")
         pct = self._pct(s)
-        if pct is not None:
+        if pct is not None and detail >= 3:
             parts.append(f"{pct:.0f}% peak")
         return " · ".join(parts)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._xr = 0.0  # labels need a new range for the new width
+        self.redraw()
+
+    def _on_view_resized(self, *_) -> None:
+        self._xr = 0.0
         self.redraw()
 
     def set_theme(self, name: str) -> None:
