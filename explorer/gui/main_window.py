@@ -157,6 +157,10 @@ class MainWindow(QMainWindow):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setTextElideMode(Qt.ElideMiddle)
+        self.table.setWordWrap(False)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollPerPixel)
+        self.table.horizontalHeader().setMinimumSectionSize(36)
         self.table.setToolTip("Click a row to show that path's layouts and trace; Ctrl+C copies the selection.")
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.copy_action = QAction("Copy rows as TSV", self.table)
@@ -171,9 +175,9 @@ class MainWindow(QMainWindow):
         self.trace_view = _make_trace_view()
         self.detail_tabs = QTabWidget()
         self.detail_tabs.setObjectName("detailTabs")
-        self.detail_tabs.addTab(_scrolled(self.layout_view or _placeholder("The layout view is not installed.")),
-                                "Layouts")
-        self.detail_tabs.addTab(_scrolled(self.trace_view or _placeholder("The trace view is not installed.")), "Trace")
+        # Not in a scroll area: the layout view wraps its controls and sizes its panes to the space it gets.
+        self.detail_tabs.addTab(self.layout_view or _placeholder("The layout view is not installed."), "Layouts")
+        self.detail_tabs.addTab(self.trace_view or _placeholder("The trace view is not installed."), "Trace")
         self.bottom_split = QSplitter(Qt.Horizontal)
         self.bottom_split.setObjectName("bottomSplit")
         self.bottom_split.addWidget(self.table)
@@ -366,10 +370,14 @@ class MainWindow(QMainWindow):
         # The first row is selected when the run ends: filling the layout view costs tens of ms, which
         # the event loop should not spend while the run is timing (a row the user clicks shows at once).
 
+    # Widest a column gets from its content (the rest is elided; the cell's tooltip has the full text).
+    _COLUMN_CAPS = {"path": 170, "status": 110, "kernel": 170, "src / wei / dst": 220, "spec": 240, "error": 320}
+
     def _fit_columns(self) -> None:
         self.table.resizeColumnsToContents()
         for c in range(self.proxy.columnCount()):
-            self.table.setColumnWidth(c, min(self.table.columnWidth(c), 260))
+            name = self.proxy.headerData(c, Qt.Horizontal)
+            self.table.setColumnWidth(c, min(self.table.columnWidth(c), self._COLUMN_CAPS.get(name, 120)))
 
     def _on_failed(self, message, field) -> None:
         self.last_error = message
@@ -775,9 +783,11 @@ class MainWindow(QMainWindow):
             return
         w = max(self.main_split.width(), 600)
         h = max(self.main_split.height(), 400)
-        self.main_split.setSizes([int(h * 0.5), h - int(h * 0.5)])
-        self.chart_split.setSizes([int(w * 0.56), w - int(w * 0.56)])
-        detail = int(w * 0.6)
+        # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
+        top = int(h * 0.45)
+        self.main_split.setSizes([top, h - top])
+        self.chart_split.setSizes([int(w * 0.54), w - int(w * 0.54)])
+        detail = int(w * 0.55)
         self.bottom_split.setSizes([w - detail, detail])
 
     def _user_split(self, *_):

@@ -29,29 +29,30 @@ def _num(v, fmt="{:.4g}") -> str:
     return fmt.format(v)
 
 
-# (header, tooltip, value(result, model) -> sort value, text(value) -> str)
+# (header, tooltip, value(result, model) -> sort value, text(value) -> str); the most useful columns first
+# (what a 1280 px window shows without scrolling: path, status, median, IQR, speed, GFLOP/s).
 COLUMNS = [
     ("path", "Execution path (hover a path for what it does).", lambda r, m: r.path, str),
     ("status", "ok, unsupported (torch refuses this path) or error.", lambda r, m: r.status, str),
     ("median ms", "Median time per call in milliseconds.", lambda r, m: r.median_ms, _num),
     ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
-    ("min ms", "Fastest single call.", lambda r, m: r.min_ms, _num),
     ("vs baseline", "Speed relative to the baseline path chosen above the summary chart (>1 is faster).",
      lambda r, m: m.speedup(r), lambda v: _num(v, "{:.2f}x")),
     ("GFLOP/s", "benchdnn op count divided by the median time.", lambda r, m: r.gflops, lambda v: _num(v, "{:.1f}")),
     ("% peak", "GFLOP/s as a share of this machine's measured matmul peak (blank until measured).",
      lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%")),
-    ("samples", "Timed calls after one warm-up.", lambda r, m: r.samples or None, lambda v: "" if v is None else str(v)),
-    ("max err", "Largest absolute difference from PyTorch's own f32 kernels.", lambda r, m: r.max_abs_err,
-     lambda v: _num(v, "{:.1e}")),
     ("input", "Bytes the path stores for the input (padding included).", lambda r, m: r.input_bytes, _bytes),
     ("weight", "Bytes the path stores for the weight.", lambda r, m: r.weight_bytes, _bytes),
     ("output", "Bytes of the output the path produces.", lambda r, m: r.output_bytes, _bytes),
+    ("kernel", "oneDNN implementation of the convolution (blank: not oneDNN).", lambda r, m: r.conv_impl, str),
     ("reorders", "oneDNN reorder primitives in one traced call.", lambda r, m: r.reorder_count,
      lambda v: "" if v is None else str(v)),
-    ("kernel", "oneDNN implementation of the convolution (blank: not oneDNN).", lambda r, m: r.conv_impl, str),
     ("src / wei / dst", "oneDNN format tags the kernel used.",
      lambda r, m: " / ".join(t or "-" for t in (r.src_tag, r.wei_tag, r.dst_tag)) if r.conv_impl else "", str),
+    ("min ms", "Fastest single call.", lambda r, m: r.min_ms, _num),
+    ("samples", "Timed calls after one warm-up.", lambda r, m: r.samples or None, lambda v: "" if v is None else str(v)),
+    ("max err", "Largest absolute difference from PyTorch's own f32 kernels.", lambda r, m: r.max_abs_err,
+     lambda v: _num(v, "{:.1e}")),
     ("dtype", "Data type.", lambda r, m: r.spec.dtype, str),
     ("threads", "torch threads during the run.", lambda r, m: r.threads, str),
     ("spec", "benchdnn descriptor of the problem.", lambda r, m: r.spec.descriptor(), str),
