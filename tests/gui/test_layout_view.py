@@ -243,3 +243,41 @@ def test_role_selector_and_palette(view, insp):
     view.setPalette(pal)
     assert not np.array_equal(view._lut[PAD_A], light_pad)
     assert view.grab().width() > 0
+
+
+def test_narrow_view_fits_and_details_panel(view, insp, qtbot):
+    """At the width the main window gives it at 1280x800 nothing needs a horizontal scroll bar: the controls
+    wrap, the key facts are one block above the panes and the full table is behind Details."""
+    pic = _out(view, insp)
+    view.resize(520, 360)
+    qtbot.wait(10)
+    assert view.minimumSizeHint().width() <= 520
+    assert not view.facts_scroll.isVisibleTo(view) and view.brief_label.isVisibleTo(view)
+    brief = view.brief_label.text()
+    assert "aBcd16b" in brief and "nChw16c" in brief and "+88.2 %" in brief
+    # Every control is inside the view.
+    for w in (view.role_combo, view.kernel_radio, view.colour_combo, view.facts_button):
+        assert w.mapTo(view, w.rect().bottomRight()).x() <= view.width()
+    # The hover text (element, formula, numbers on their own lines) fits the reserved height.
+    cell = pic.logical_cell_of_index((0, 16, 4, 3))
+    view.hover_logical_cell(*cell)
+    label = view.hover_label
+    assert "\n" in label.text() and label.heightForWidth(label.width()) <= label.height()
+    qtbot.mouseClick(view.facts_button, QtCore.Qt.LeftButton)
+    assert view.facts_scroll.isVisibleTo(view) and not view.brief_label.isVisibleTo(view)
+    view.resize(1100, 520)  # the user chose: the panel stays as they left it
+    qtbot.wait(10)
+    assert view.facts_scroll.isVisibleTo(view)
+
+
+def test_wide_view_opens_details_by_itself(qtbot, insp):
+    w = LayoutView()
+    qtbot.addWidget(w)
+    w.resize(1100, 520)
+    w.show()
+    qtbot.waitExposed(w)
+    w.set_tensors(insp(SPEC_W4, "mkldnn").tensors)
+    assert w.facts_scroll.isVisibleTo(w) and w.facts_button.isChecked()
+    w.resize(600, 400)
+    qtbot.wait(10)
+    assert not w.facts_scroll.isVisibleTo(w) and not w.facts_button.isChecked()
