@@ -38,6 +38,7 @@ from explorer.gui.sweep_charts import (
     LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, export_plot,
 )
 from explorer.gui.sweep_worker import SweepController
+from explorer.gui.widgets import FlowLayout
 
 # The fields offered in the combos (the spec fields a user sweeps, then dtype and threads).
 FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "dtype", "threads")
@@ -127,19 +128,23 @@ class SweepView(QWidget):
         self.stop_button.setEnabled(False)
         self.stop_button.setToolTip("Stop after the current call; every finished row is kept.")
 
-        row1 = QHBoxLayout()
+        # The controls wrap onto a second line in a narrow window (never a horizontal scroll bar); each
+        # group (a label with its inputs) stays on one line.
+        self.controls = QWidget()
+        row1 = FlowLayout(self.controls, 6, 4)
         row1.setContentsMargins(0, 0, 0, 0)
-        for w in (QLabel("Vary"), self.field1, self.values1, QLabel("and"), self.field2, self.values2):
-            row1.addWidget(w)
-        row1.setStretchFactor(self.values1, 2)
-        row1.setStretchFactor(self.values2, 1)
-        row1.addSpacing(10)
-        row1.addWidget(QLabel("or batch"))
-        row1.addWidget(self.batch_combo)
-        row1.addWidget(self.batch_button)
-        row1.addSpacing(10)
-        row1.addWidget(self.run_button)
-        row1.addWidget(self.stop_button)
+
+        def group(*widgets):
+            for w in widgets:
+                row1.addWidget(w)
+            widgets[-1].setProperty("flowBreak", True)
+
+        for w in (self.values1, self.values2):
+            w.setFixedWidth(170)
+        group(QLabel("Vary"), self.field1, self.values1)
+        group(QLabel("and"), self.field2, self.values2)
+        group(QLabel("or batch"), self.batch_combo, self.batch_button)
+        group(self.run_button, self.stop_button)
 
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -206,7 +211,7 @@ class SweepView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 4)
         lay.setSpacing(4)
-        lay.addLayout(row1)
+        lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addLayout(row2)
         lay.addWidget(self.split, 1)

@@ -58,7 +58,7 @@ class FlowLayout(QtWidgets.QLayout):
     def _place(self, rect, move: bool) -> int:
         m = self.contentsMargins()
         r = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
-        x, y, line_h = r.x(), r.y(), 0
+        x, y = r.x(), r.y()
         # Items are laid out in groups that stay together (a label with its control): a group starts a
         # new line only as a whole. A group ends after every item whose widget has the "flowBreak" flag.
         groups, cur = [], []
@@ -71,16 +71,25 @@ class FlowLayout(QtWidgets.QLayout):
                 cur = []
         if cur:
             groups.append(cur)
+        lines: list[list] = [[]]  # per line: (item, size) pairs
         for group in groups:
             sizes = [i.sizeHint() for i in group]
             gw = sum(sz.width() for sz in sizes) + self._h * (len(group) - 1)
             if x > r.x() and x + gw > r.right() + 1:
-                x, y, line_h = r.x(), y + line_h + self._v, 0
-            for item, sz in zip(group, sizes):
-                if move:
-                    item.setGeometry(QtCore.QRect(QtCore.QPoint(x, y), sz))
+                x = r.x()
+                lines.append([])
+            lines[-1] += list(zip(group, sizes))
+            x += gw + self._h
+        line_h = 0
+        for n, line in enumerate(lines):
+            if n:
+                y += line_h + self._v
+            line_h = max((sz.height() for _, sz in line), default=0)
+            x = r.x()
+            for item, sz in line:
+                if move:  # centred on the line: a label sits level with the combo box beside it
+                    item.setGeometry(QtCore.QRect(QtCore.QPoint(x, y + (line_h - sz.height()) // 2), sz))
                 x += sz.width() + self._h
-                line_h = max(line_h, sz.height())
         return y + line_h - rect.y() + m.bottom()
 
 
