@@ -352,7 +352,9 @@ def _style_plot(plot: pg.PlotItem, widget: pg.PlotWidget, theme_name: str) -> No
     legend = getattr(plot, "legend", None)
     if legend is not None:
         legend.setLabelTextColor(t["fg"])
-        legend.setBrush(pg.mkBrush(QColor(t["bg"]).lighter(100)))
+        bg = QColor(t["bg"])
+        bg.setAlpha(200)  # see-through: a curve under the legend stays visible
+        legend.setBrush(pg.mkBrush(bg))
         legend.setPen(pg.mkPen(t["grid"]))
 
 
@@ -439,6 +441,7 @@ class _ChartBase(QWidget):
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", verSpacing=-6)
+        self.legend.setColumnCount(2)  # half as tall: it covers less of the curves
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot_widget)

@@ -82,7 +82,8 @@ class TimingChart(QWidget):
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setMouseEnabled(x=True, y=True)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt", verSpacing=-4)
+        self.legend.setColumnCount(2)  # half as tall: it covers less of the curves
         self.placeholder = pg.TextItem("Press Run (Ctrl+R): every timed call of every path appears here.",
                                        anchor=(0.5, 0.5))
         self.plot.getViewBox().addItem(self.placeholder, ignoreBounds=True)
