@@ -494,6 +494,7 @@ class LayoutView(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._tensors: dict = {}
+        self.setAutoFillBackground(True)  # the window colour, as the other tabs (not the tab frame's)
         self._title = ""
         self._picture: LayoutPicture | None = None
         self._layout: Layout | None = None

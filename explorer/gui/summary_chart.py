@@ -63,6 +63,8 @@ class SummaryChart(QWidget):
         lay.setSpacing(2)
         lay.addLayout(head)
         lay.addWidget(self.plot_widget)
+        self.placeholder = pg.TextItem("Each path's median and IQR appear here as it finishes.", anchor=(0.5, 0.5))
+        self.plot.getViewBox().addItem(self.placeholder, ignoreBounds=True)
         self._stats: dict[str, _Stat] = {}
         self._bars = None
         self._errs = None
@@ -187,8 +189,7 @@ class SummaryChart(QWidget):
         for txt in self._texts[len(paths):]:
             txt.setText("")
         n = len(ys)
-        self._bars.setVisible(n > 0)
-        self._errs.setVisible(n > 0)
+        visible = n > 0
         if n == 0:  # (pyqtgraph's BarGraphItem cannot take empty pen lists)
             ys, widths, meds, lefts, rights = [0.0], [0.0], [0.0], [0.0], [0.0]
             brushes, pens, n = [pg.mkBrush(None)], [pg.mkPen(None)], 1
@@ -197,6 +198,12 @@ class SummaryChart(QWidget):
         self._errs.setData(x=np.asarray(meds, dtype=float), y=np.asarray(ys, dtype=float),
                            left=np.asarray(lefts, dtype=float), right=np.asarray(rights, dtype=float),
                            beam=0.28, pen=pg.mkPen(t["fg"], width=1.5))
+        # After setData, which shows the item again (an empty chart drew a stray whisker at 0).
+        self._bars.setVisible(visible)
+        self._errs.setVisible(visible)
+        self.placeholder.setVisible(not paths)
+        if not paths:
+            self.placeholder.setPos(0.5, 1.0)  # the middle of the empty view (x 0..1, y -0.6..2.6)
         if not label_px:
             if self._xr != 1.0:
                 self._xr = 1.0
@@ -240,6 +247,7 @@ class SummaryChart(QWidget):
             a.setPen(pg.mkPen(t["muted"]))
             a.setTextPen(pg.mkPen(t["fg"]))
         self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
+        self.placeholder.setColor(t["muted"])
         self.redraw()
 
 

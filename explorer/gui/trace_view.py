@@ -218,6 +218,7 @@ class TraceView(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.summary: TraceSummary | None = None
+        self.setAutoFillBackground(True)  # the window colour, as the other tabs (not the tab frame's)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
