@@ -886,8 +886,9 @@ class HeatmapChart(_ChartBase):
         if self.mode == "fastest":
             # The legend lives in the title (coloured squares): a legend box would cover cells.
             keys = "&nbsp;&nbsp;".join(f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}' for p in paths)
+            # Two lines: one long line sets the plot's minimum width and pushes cells out of the view.
             self.plot.setTitle(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
-                               + (f"&nbsp;&nbsp;&nbsp;{keys}" if keys else ""))
+                               + (f"<br>{keys}" if keys else ""), size="10pt")
             self.legend_paths = list(paths)
             n = len(PATHS) + 1
             lut = np.array([list(qcolor(p).getRgb()) for p in PATHS] + [[180, 180, 180, 255]], dtype=np.ubyte)
@@ -900,9 +901,10 @@ class HeatmapChart(_ChartBase):
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
             # The colour key goes in the title too (the colorbar item can end up squeezed out of the layout).
-            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path}: "
+            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path}<br>"
                                f"<span style='color:#3b4cc0'>&#9632;</span> slower ({fmt_x(2 ** -m)}) · "
-                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})")
+                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})",
+                               size="10pt")
             cmap = pg.colormap.get("CET-D1A")
             self.image.setLookupTable(cmap.getLookupTable(nPts=256))
             self.image.setImage(grid, levels=(-m, m), autoLevels=False)
