@@ -14,6 +14,8 @@ never per event, so thousands of points stay smooth.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, field
 
@@ -21,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
 from explorer.core.paths import PATHS
 from explorer.core.sweep import grid_shape, parse_label
@@ -403,6 +405,25 @@ class _HoverLabel:
         self.item.hide()
 
 
+def _text(t) -> str:
+    """Hover texts are stored as strings or as callables that build them on demand."""
+    return t() if callable(t) else t
+
+
+def _prefixed(head: str, text) -> str:
+    return f"{head}\n{text()}"
+
+
+SYMBOLS_UP_TO = 200  # more points a curve than this: a plain 1 px line (symbols cost ~26 ms a redraw at 1,000)
+
+
+def _line_style(color, n: int) -> dict:
+    if n > SYMBOLS_UP_TO:
+        return {"pen": pg.mkPen(color, width=1)}
+    return {"pen": pg.mkPen(color, width=2), "symbol": "o", "symbolSize": 6, "symbolBrush": pg.mkBrush(color),
+            "symbolPen": pg.mkPen(color)}
+
+
 def _nearest(vb: pg.ViewBox, scene_pos: QPointF, xs: np.ndarray, ys: np.ndarray, max_px: float = 14.0) -> int | None:
     """Index of the point nearest the mouse in pixels (within max_px), vectorised: thousands stay cheap."""
     if xs.size == 0:
@@ -433,11 +454,14 @@ class _ChartBase(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot_widget = pg.PlotWidget(axisItems=log_axes())
+        self.plot_widget.setViewportUpdateMode(QGraphicsView.BoundingRectViewportUpdate)  # one repaint rect
         self.plot = self.plot_widget.getPlotItem()
         self.plot.setTitle(self.title)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).enableAutoSIPrefix(False)  # ms stay ms: no hidden x1000 on the axis
+            # major and first minor ticks only: the faint grid of the finest level cost ~20 ms a paint
+            self.plot.getAxis(ax).setStyle(maxTickLevel=1)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", verSpacing=-6)
@@ -472,7 +496,7 @@ class _ChartBase(QWidget):
         i = _nearest(self.plot.getViewBox(), scene_pos, xs, ys)
         if i is None:
             return None
-        return texts[i], QPointF(float(xs[i]), float(ys[i]))
+        return _text(texts[i]), QPointF(float(xs[i]), float(ys[i]))
 
     def _show_message(self, text: str) -> None:
         self.message.setText(text)
@@ -543,8 +567,7 @@ class LineChart(_ChartBase):
                 continue
             cells, x, y, lo_hi = arrays(cells)
             color = path_color(path)
-            curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
-                                    symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(color))
+            curve = pg.PlotDataItem(x, y, **_line_style(color, len(x)))
             self._add(curve, path)
             self.curves[path] = curve
             vx, vy = _log(x, log_x), _log(y, self.log_y)
@@ -555,7 +578,7 @@ class LineChart(_ChartBase):
             self._add(err)
             hx.append(vx)
             hy.append(vy)
-            htexts += [c.text() for _, c in cells]
+            htexts += [c.text for _, c in cells]  # built on hover only: thousands of strings cost ms a redraw
             all_x.append(x)
         for b in data.baselines:
             for path, cells in b.series.items():
@@ -569,7 +592,7 @@ class LineChart(_ChartBase):
                 self.baseline_curves[(b.label, path)] = curve
                 hx.append(_log(x, log_x))
                 hy.append(_log(y, self.log_y))
-                htexts += [c.text(b.label) for _, c in cells]
+                htexts += [functools.partial(c.text, b.label) for _, c in cells]
         self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
@@ -659,8 +682,7 @@ class SpeedupChart(_ChartBase):
                     x = np.array([p[0] for p in pts], dtype=float)
                     y = np.array([p[1] for p in pts], dtype=float)
                     color = path_color(path)
-                    curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6,
-                                            symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(color))
+                    curve = pg.PlotDataItem(x, y, **_line_style(color, len(x)))
                     self._add(curve, path)
                     self.curves[path] = curve
                     hx.append(_log(x, log_x))
@@ -778,7 +800,7 @@ class BarChart(_ChartBase):
             self._add(err)
             hx.append(x)
             hy.append(top_v)
-            htexts += [f"{data.layers[coord][1]}\n" + c.text() for coord, c in cells]
+            htexts += [functools.partial(_prefixed, data.layers[coord][1], c.text) for coord, c in cells]
         for b in data.baselines:
             for path, cells in b.series.items():
                 if path not in paths:
@@ -792,7 +814,8 @@ class BarChart(_ChartBase):
                 self._add(outline, f"{path} · {b.label}")
                 hx.append(x)
                 hy.append(y0 + h)
-                htexts += [f"{data.layers[coord][1]}\n" + c.text(b.label) for coord, c in cells]
+                htexts += [functools.partial(_prefixed, data.layers[coord][1], functools.partial(c.text, b.label))
+                           for coord, c in cells]
         self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
         _layer_ticks(self.plot, data, self.plot_widget.width())
         self.plot.enableAutoRange()
@@ -809,7 +832,7 @@ class BarChart(_ChartBase):
         w = 0.8 / paths
         i = int(np.argmin(np.abs(xs - view_pos.x())))
         if abs(xs[i] - view_pos.x()) <= w / 2:
-            return texts[i], QPointF(float(xs[i]), float(ys[i]))
+            return _text(texts[i]), QPointF(float(xs[i]), float(ys[i]))
         return super()._lookup(view_pos, scene_pos)
 
 
