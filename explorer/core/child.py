@@ -35,11 +35,14 @@ def _jobs():
     return {"run": iter_run, "points": iter_points}
 
 
-def _child_main(conn, flag) -> None:
+def _child_main(conn, flag, nice: int = 0) -> None:
     """The child's loop: one job at a time, every event sent as it is yielded."""
+    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C belongs to the parent, which cancels or kills us
+    if nice:
+        os.nice(nice)
     jobs = _jobs()
     while True:
         try:
@@ -61,12 +64,13 @@ def _child_main(conn, flag) -> None:
 class ChildRunner:
     """A reusable measuring process. `iter(kind, *args, **kwargs)` yields the job's events in the parent."""
 
-    def __init__(self, start_now: bool = False):
+    def __init__(self, start_now: bool = False, nice: int = 0):
         self._ctx = mp.get_context("spawn")  # a fork of a process running Qt and OpenMP threads is unsafe
         self._proc = None
         self._conn = None
         self._flag = self._ctx.RawValue("b", 0)
         self._lock = threading.Lock()  # one job at a time
+        self.nice = nice  # > 0: the child yields a core to the parent's GUI thread when both want it
         if start_now:
             self.start()
 
@@ -79,7 +83,7 @@ class ChildRunner:
         if self.alive:
             return
         parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_child_main, args=(child, self._flag), name="mkldnn-explorer-measure",
+        self._proc = self._ctx.Process(target=_child_main, args=(child, self._flag, self.nice), name="mkldnn-explorer-measure",
                                        daemon=True)
         self._proc.start()
         child.close()

@@ -167,6 +167,26 @@ def create_window(settings=None, spec=None, options: dict | None = None, csv_pat
     return win
 
 
+def _close_on_signals(win) -> None:
+    """SIGTERM and Ctrl+C close the window as the close button does: the run stops, finished rows stay.
+
+    Python runs signal handlers only when it gets control, so a light timer hands it control while the Qt
+    event loop (C++) waits."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def handler(signum, frame):
+        QTimer.singleShot(0, win.close)
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    tick = QTimer(win)
+    tick.setInterval(200)
+    tick.timeout.connect(lambda: None)
+    tick.start()
+
+
 def run_gui(args) -> int:
     problem = display_problem()
     if problem:
@@ -253,6 +273,7 @@ def run_gui(args) -> int:
             if args.exit_when_done:
                 finish()
 
+    _close_on_signals(win)
     if args.run:
         QTimer.singleShot(200, start)
     elif args.exit_when_done:

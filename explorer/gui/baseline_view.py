@@ -145,6 +145,7 @@ class BaselineView(QWidget):
         self.current: list[dict] = []
         self.comparison = None
         self.sweep_view = None
+        self.current_source = None  # callable giving the "current results" rows; default: the sweep view's
         self._dirty = False
         self.last_error = ""
 
@@ -209,7 +210,9 @@ class BaselineView(QWidget):
     def _refresh_if_dirty(self) -> None:
         if self._dirty:
             self._dirty = False
-            if self.sweep_view is not None:
+            if self.current_source is not None:
+                self.set_current(self.current_source())
+            elif self.sweep_view is not None:
                 self.set_current(self.sweep_view.results())
 
     # ---- baselines ------------------------------------------------------------------------------------

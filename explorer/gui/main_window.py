@@ -211,6 +211,22 @@ class MainWindow(QMainWindow):
             self.sweep_view.started.connect(lambda: self._sweep_running(True))
             self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
+        # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
+        # ceilings, and against baseline CSVs from earlier runs or other CPUs.
+        from explorer.gui.baseline_view import BaselineView
+        from explorer.gui.roofline_view import RooflineView
+
+        self.roofline_view = RooflineView()
+        self.baseline_view = BaselineView()
+        self.baseline_view.current_source = self.all_results
+        if self.sweep_view is not None:
+            self.baseline_view.attach(self.sweep_view)
+            self.sweep_view.finished.connect(lambda *_: self._refresh_overviews())
+        for view in (self.roofline_view, self.baseline_view):
+            view.status.connect(lambda text: self.status_label.setText(text))
+        self.tabs.addTab(self.roofline_view, "Roofline")
+        self.tabs.addTab(self.baseline_view, "Compare")
+        self.tabs.currentChanged.connect(lambda *_: self._refresh_overviews())
         self.setCentralWidget(self.tabs)
 
         # ---- status bar ------------------------------------------------------------------------------------
@@ -262,9 +278,16 @@ class MainWindow(QMainWindow):
                                                   "Save the summary chart as PNG or SVG.")
         self.screenshot_action = self._action("Save window screenshot…", lambda: self.save_screenshot(), None,
                                               "Save a PNG of the whole window.")
+        self.export_sweep_action = self._action("Export sweep chart…", lambda: self.export_view("sweep chart"), None,
+                                                "Save the sweep chart as PNG or SVG.")
+        self.export_roofline_action = self._action("Export roofline…", lambda: self.export_view("roofline"), None,
+                                                   "Save the roofline chart as PNG or SVG.")
+        self.baseline_action = self._action("Open &baseline CSV…", lambda: self.open_baseline(), "Ctrl+B",
+                                            "Compare with the results CSV of an earlier run or another machine.")
         quit_action = self._action("&Quit", self.close, "Ctrl+Q")
-        for a in (self.open_action, self.save_action, None, self.export_action, self.export_timing_action,
-                  self.export_summary_action, self.screenshot_action, None, quit_action):
+        for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
+                  self.export_timing_action, self.export_summary_action, self.export_sweep_action,
+                  self.export_roofline_action, self.screenshot_action, None, quit_action):
             f.addSeparator() if a is None else f.addAction(a)
         r = mb.addMenu("&Run")
         self.run_action = self._action("&Run", self.start_run, "Ctrl+R", "Time every selected path.")
@@ -339,6 +362,41 @@ class MainWindow(QMainWindow):
         except Exception as e:  # noqa: BLE001 - the sweep tab must not break the form
             self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
 
+    def all_results(self) -> list:
+        """Every row measured in this window: the Run tab's, then the sweep's."""
+        rows = list(self.model.results)
+        if self.sweep_view is not None:
+            rows += list(self.sweep_view.results())
+        return rows
+
+    def _refresh_overviews(self) -> None:
+        """Feed the Roofline and Compare tabs when they are in view (they redraw from all results)."""
+        current = self.tabs.currentWidget()
+        if current is self.roofline_view:
+            self.roofline_view.set_results(self.all_results())
+        elif current is self.baseline_view:
+            self.baseline_view._mark_dirty()
+
+    def open_baseline(self, path: str | None = None) -> bool:
+        self.tabs.setCurrentWidget(self.baseline_view)
+        if path is None:
+            self.baseline_view._open_dialog()
+            return bool(self.baseline_view.baselines)
+        return self.baseline_view.open_csv(path)
+
+    def export_view(self, which: str, path: str | None = None) -> bool:
+        """Export the roofline or the sweep chart as PNG or SVG."""
+        if path is None:
+            path = self._ask_path(f"Export {which}", "PNG image (*.png);;SVG image (*.svg)", f"{which}.png")
+            if not path:
+                return False
+        elif not self._confirm_overwrite(path):
+            return False
+        if which == "roofline":
+            self.roofline_view.set_results(self.all_results())
+            return self.roofline_view.export(path)
+        return self.sweep_view is not None and self.sweep_view.export_chart(path)
+
     def _sweep_running(self, on: bool) -> None:
         """One measurement at a time: a sweep and a run would time each other."""
         self._sweeping = on
@@ -405,6 +463,7 @@ class MainWindow(QMainWindow):
         self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
         self.progress.setFormat("done" if not cancelled else "stopped")
         self.eta_label.setText("")
+        self._refresh_overviews()
         self.run_finished.emit(cancelled)
 
     def _tick_status(self) -> None:
@@ -765,6 +824,8 @@ class MainWindow(QMainWindow):
                 pass
         if self.peak_worker is not None:
             self.peak_worker.wait()
+        self.roofline_view.shutdown(2000)  # its own "Measure peak" worker, if one is running
+        self.baseline_view.timer.stop()
 
     def closeEvent(self, event) -> None:
         self.shutdown()

@@ -16,6 +16,9 @@ import threading
 from explorer.core.child import ChildRunner
 
 IN_CHILD = os.environ.get("MKLDNN_EXPLORER_IN_PROCESS", "") != "1"
+# Niceness of the measuring process: with torch on every core, a nice child lets the window's thread
+# take a core the moment it has something to paint (see BENCHMARKS.md, GUI responsiveness).
+NICE = int(os.environ.get("MKLDNN_EXPLORER_CHILD_NICE", "10"))
 
 _child: ChildRunner | None = None
 _lock = threading.Lock()
@@ -25,7 +28,7 @@ def child() -> ChildRunner:
     global _child
     with _lock:
         if _child is None:
-            _child = ChildRunner()
+            _child = ChildRunner(nice=NICE)
         return _child
 
 

@@ -95,6 +95,8 @@ class Bench:
 
         self.args = args
         self.measure = measure
+        if args.child_nice is not None:
+            measure.NICE = args.child_nice
         self.app = make_app()
         self.win = create_window(make_settings())
         self.win.resize(1280, 800)
@@ -224,6 +226,8 @@ def main(argv=None) -> int:
     ap.add_argument("--run-paths", default="all")
     ap.add_argument("--run-budget-ms", type=float, default=500.0)
     ap.add_argument("--idle-s", type=float, default=3.0, help="probe the idle window first (0: skip)")
+    ap.add_argument("--child-nice", type=int, default=None,
+                    help="niceness of the measuring child (default: the app's, explorer.gui.measure.NICE)")
     args = ap.parse_args(argv)
     args.threads = args.threads or os.cpu_count()
     tmp = isolate()
@@ -245,6 +249,7 @@ def main(argv=None) -> int:
           f"trace {'off' if args.no_trace else 'on'}; {args.rounds} rounds x 2 variants (ABBA)")
 
     b = Bench(args)
+    print(f"# measuring child niceness: {b.measure.NICE}")
     # Warm-up (untimed): start the child, and load oneDNN / JIT the kernels in both processes.
     t0 = time.perf_counter()
     b.measure.child().start()
