@@ -333,3 +333,20 @@ def test_sweep_tab_follows_the_panel_and_blocks_concurrent_runs(make_window, qtb
     assert not win.start_run() and not win.panel.run_button.isEnabled()
     win._sweep_running(False)  # noqa: SLF001
     assert win.panel.run_button.isEnabled()
+
+
+def test_roofline_and_compare_tabs_cover_the_run(ran, qtbot, tmp_path):
+    win = ran
+    ok = [r for r in win.model.results if r.status == "ok"]
+    win.tabs.setCurrentWidget(win.roofline_view)
+    assert win.roofline_view.point_count() == len(ok) == len(FEW)
+    png = tmp_path / "roof.png"
+    assert win.export_view("roofline", str(png)) and png.stat().st_size > 1000
+    # This run's own CSV as the baseline: every row matches itself, ratio 1.
+    base = tmp_path / "base.csv"
+    assert win.export_csv(str(base), ask=False)
+    assert win.open_baseline(str(base))
+    assert win.tabs.currentWidget() is win.baseline_view
+    qtbot.waitUntil(lambda: win.baseline_view.comparison is not None
+                    and len(win.baseline_view.comparison.matched) == len(FEW), timeout=5_000)
+    assert all(abs(m.ratio - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
