@@ -212,8 +212,9 @@ def cmd_info(args) -> int:
         "torch_version": "torch", "onednn_version": "oneDNN", "cpu": "CPU", "torch_isa": "ISA (torch)",
         "onednn_isa": "ISA (oneDNN)", "avx512": "AVX-512", "amx": "AMX", "bf16_supported": "bf16 in oneDNN",
         "fp16_supported": "f16 in oneDNN", "threads": "threads", "cores": "cores",
-        "mkldnn_available": "MKLDNN available", "peak_fp32_gflops": "peak fp32 GFLOP/s (2048^3 matmul)",
-        "peak_bf16_gflops": "peak bf16 GFLOP/s (2048^3 matmul)", "bandwidth_gbs": "memory bandwidth GB/s (256 MiB copy)",
+        "mkldnn_available": "MKLDNN available", "peak_fp32_gflops": "peak fp32 GFLOP/s (best large GEMM)",
+        "peak_bf16_gflops": "peak bf16 GFLOP/s (best large GEMM)", "peak_source": "peak from",
+        "bandwidth_gbs": "memory bandwidth GB/s (256 MiB copy)",
         "peak_measured_at": "peak measured at",
     }
     for k, label in labels.items():
