@@ -224,6 +224,8 @@ class TimingChart(QWidget):
             a.setTextPen(pg.mkPen(t["fg"]))
         self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
         self.legend.setLabelTextColor(t["fg"])
+        for _, label in self.legend.items:  # existing labels keep their old colour unless re-set
+            label.setText(label.text, color=t["fg"])
         self.legend.setBrush(pg.mkBrush(t["bg"] + "cc" if len(t["bg"]) == 7 else t["bg"]))
         self.legend.setPen(pg.mkPen(t["grid"]))
         self.placeholder.setColor(t["muted"])

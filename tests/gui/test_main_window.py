@@ -350,3 +350,20 @@ def test_roofline_and_compare_tabs_cover_the_run(ran, qtbot, tmp_path):
     qtbot.waitUntil(lambda: win.baseline_view.comparison is not None
                     and len(win.baseline_view.comparison.matched) == len(FEW), timeout=5_000)
     assert all(abs(m.ratio - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
+
+
+def test_timing_legend_labels_follow_the_theme(qtbot):
+    import numpy as np
+    from PySide6.QtGui import QColor
+
+    from explorer.gui.colors import theme
+    from explorer.gui.timing_chart import TimingChart
+
+    chart = TimingChart()
+    qtbot.addWidget(chart)
+    chart.add_samples("dense", np.ones(5))
+    chart.redraw()
+    for name in ("dark", "light"):
+        chart.set_theme(name)
+        html = chart.legend.items[0][1].item.toHtml().lower()
+        assert QColor(theme(name)["fg"]).name() in html  # a label drawn in the old colour is invisible
