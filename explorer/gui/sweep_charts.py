@@ -168,6 +168,9 @@ class SweepData:
         self.paths: list[str] = []
         self.geometric = False
         self._descs: dict[int, str] = {}  # batch: point index -> desc (baselines match on it)
+        # path -> {point index: (coordinate, Cell)} of its ok cells, kept as rows arrive: path_cells() is then
+        # a copy, not a scan of every cell (charts ask for it several times a redraw)
+        self._ok: dict[str, dict[int, tuple]] = {}
         self.version = getattr(self, "version", 0) + 1
 
     # ---- shape ----------------------------------------------------------------------------------------
@@ -249,17 +252,30 @@ class SweepData:
             return None
         if c.path not in self.paths:
             self.paths = ordered(self.paths + [c.path])
-        self.cells[(point_index, c.path)] = c
+        key = (point_index, c.path)
+        ok = self._ok.setdefault(c.path, {})
+        if key in self.cells:  # a replaced row keeps its place, as in `cells`
+            if c.ok and point_index in self.coord:
+                if point_index in ok:
+                    ok[point_index] = (self.coord[point_index], c)
+                else:  # it was not ok before: rebuild this path's order from `cells`
+                    self.cells[key] = c
+                    self._reindex(c.path)
+            else:
+                ok.pop(point_index, None)
+        elif c.ok and point_index in self.coord:
+            ok[point_index] = (self.coord[point_index], c)
+        self.cells[key] = c
         self.version += 1
         return c
 
+    def _reindex(self, path: str) -> None:
+        self._ok[path] = {idx: (self.coord[idx], c) for (idx, p), c in self.cells.items()
+                          if p == path and c.ok and idx in self.coord}
+
     def path_cells(self, path: str) -> list[tuple[object, Cell]]:
-        """(coordinate, Cell) of every ok cell of `path`."""
-        out = []
-        for (idx, p), c in self.cells.items():
-            if p == path and c.ok and idx in self.coord:
-                out.append((self.coord[idx], c))
-        return out
+        """(coordinate, Cell) of every ok cell of `path`, in the order the rows arrived."""
+        return list(self._ok.get(path, {}).values())
 
     def ok_count(self, path: str | None = None) -> int:
         return sum(1 for (_, p), c in self.cells.items() if c.ok and (path is None or p == path))
@@ -448,6 +464,53 @@ def _log(v, on: bool):
         return np.where(a > 0, np.log10(np.where(a > 0, a, 1.0)), np.nan)
 
 
+
+def _finite(a: np.ndarray, log: bool) -> bool:
+    """No NaN/inf (and nothing <= 0 on a log axis): pyqtgraph may then skip its own finite check."""
+    return bool(np.isfinite(a).all() and (not log or (a > 0).all()))
+
+
+def _series_arrays(cells, metric: str, pos_of: dict | None):
+    """(order, x, y, lo, hi) of (coordinate, Cell) pairs, sorted by x: one array build, no per-cell method calls.
+
+    x is the coordinate (its position among the swept values when `pos_of` is given: a categorical axis); y the
+    metric (NaN where the row has none); lo/hi the IQR in the metric's unit, as Cell.spread gives them. `order`
+    maps the sorted arrays back to `cells` (hover texts are built from it only when needed).
+    """
+    n = len(cells)
+    if pos_of is None:
+        x = np.fromiter((coord for coord, _ in cells), dtype=float, count=n)
+    else:
+        x = np.fromiter((pos_of[coord] for coord, _ in cells), dtype=float, count=n)
+    a = np.array([(c.median, c.p25, c.p75, c.gflops) for _, c in cells], dtype=float).reshape(n, 4)
+    order = np.argsort(x, kind="stable")  # as sorted(): equal x keep their arrival order
+    x, a = x[order], a[order]
+    med = a[:, 0]
+    p25 = np.where(np.isnan(a[:, 1]), med, a[:, 1])
+    p75 = np.where(np.isnan(a[:, 2]), med, a[:, 2])
+    if metric == "median_ms":
+        y = np.where(med != 0, med, np.nan)
+        return order, x, y, p25, p75
+    g = np.nan_to_num(a[:, 3])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = np.where(p75 != 0, g * med / p75, g)
+        hi = np.where(p25 != 0, g * med / p25, g)
+    return order, x, np.where(g != 0, g, np.nan), lo, hi
+
+
+def _line_hover(parts) -> tuple:
+    """The line chart's hover points from what a redraw kept: (vx, vy, cells, order, baseline label | None)."""
+    hx, hy, texts = [], [], []
+    for vx, vy, cells, order, label in parts:
+        hx.append(vx() if callable(vx) else vx)
+        hy.append(vy() if callable(vy) else vy)
+        if label is None:
+            texts += [cells[i][1].text for i in order]  # built on hover only: thousands of strings cost ms
+        else:
+            texts += [functools.partial(cells[i][1].text, label) for i in order]
+    return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
+
+
 class _ChartBase(QWidget):
     title = ""
 
@@ -472,17 +535,50 @@ class _ChartBase(QWidget):
         self._theme = "light"
         self.redraws = 0
         self._items: list = []
+        self._structure = None  # what the current items draw (see LineChart.redraw): same -> setData in place
+        self._labels: dict[str, str] = {}
+        self._title = self.title
         self.hover = _HoverLabel(self.plot, self._lookup)
         self._hover_pts = (np.empty(0), np.empty(0), [])
         self.message = pg.TextItem("", color="#5f6368", anchor=(0.5, 0.5))
         self.plot.addItem(self.message, ignoreBounds=True)
         _style_plot(self.plot, self.plot_widget, self._theme)
 
+    # Hover points: (xs, ys, texts). A redraw may leave a builder instead; the arrays are made on first use
+    # (the first hover after a change), not on every redraw.
+    @property
+    def _hover_pts(self):
+        build = self._hover_build
+        if build is not None:
+            self._hover_build = None
+            self._hover_cache = build()
+        return self._hover_cache
+
+    @_hover_pts.setter
+    def _hover_pts(self, value) -> None:
+        self._hover_build = None
+        self._hover_cache = value
+
+    def _hover_later(self, build) -> None:
+        self._hover_build = build
+
     def _reset_items(self) -> None:
         for it in self._items:
             self.plot.removeItem(it)
         self._items = []
+        self._structure = None
         self.legend.clear()
+
+    def _set_label(self, axis: str, text: str) -> None:
+        """setLabel only when the text changes: each call re-lays the axis out and repaints it."""
+        if self._labels.get(axis) != text:
+            self._labels[axis] = text
+            self.plot.setLabel(axis, text)
+
+    def _set_title(self, text: str, **kw) -> None:
+        if self._title != text:
+            self._title = text
+            self.plot.setTitle(text, **kw)
 
     def _add(self, item, name: str | None = None):
         self.plot.addItem(item)
@@ -499,6 +595,8 @@ class _ChartBase(QWidget):
         return _text(texts[i]), QPointF(float(xs[i]), float(ys[i]))
 
     def _show_message(self, text: str) -> None:
+        if not text and not self.message.isVisible():
+            return  # nothing shown, nothing to show: no text layout
         self.message.setText(text)
         vb = self.plot.getViewBox()
         r = vb.viewRect()
@@ -529,7 +627,8 @@ class LineChart(_ChartBase):
         self.log_y = False
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.baseline_curves: dict[tuple[str, str], pg.PlotDataItem] = {}
-        self.plot.setLabel("left", METRICS[self.metric])
+        self._errs: dict[str, pg.ErrorBarItem] = {}
+        self._set_label("left", METRICS[self.metric])
 
     def set_axes(self, metric: str | None = None, log_x: bool | None = None, log_y: bool | None = None) -> None:
         if metric is not None:
@@ -542,58 +641,62 @@ class LineChart(_ChartBase):
     def redraw(self, data: SweepData) -> None:
         self.redraws += 1
         self._data = data
-        self._reset_items()
-        self.curves, self.baseline_curves = {}, {}
         cat = data.categorical_x
-        log_x = self.log_x and not cat
-        self.plot.setLogMode(log_x, self.log_y)
-        self.plot.setLabel("left", METRICS[self.metric])
-        self.plot.setLabel("bottom", data.x_field or "value")
+        log_x, log_y = self.log_x and not cat, self.log_y
+        self.plot.setLogMode(log_x, log_y)  # a no-op when unchanged (it only sets two check boxes)
+        self._set_label("left", METRICS[self.metric])
+        self._set_label("bottom", data.x_field or "value")
         _x_ticks(self.plot, data, cat, log_x)
-        pos_of = {v: i for i, v in enumerate(data.xs)}
-        hx, hy, htexts = [], [], []
-
-        def arrays(cells):
-            cells = sorted(cells, key=lambda t: (pos_of.get(t[0], 0) if cat else t[0]))
-            x = np.array([pos_of[c[0]] if cat else c[0] for c in cells], dtype=float)
-            y = np.array([c[1].value(self.metric) or np.nan for c in cells], dtype=float)
-            lo_hi = np.array([c[1].spread(self.metric) for c in cells], dtype=float).reshape(-1, 2)
-            return cells, x, y, lo_hi
-
-        all_x = []
+        pos_of = {v: i for i, v in enumerate(data.xs)} if cat else None
+        # (key, legend name, cells, x, y, lo, hi) per curve: paths first, then baselines
+        series = []
         for path in ordered(data.paths):
             cells = data.path_cells(path)
-            if not cells:
-                continue
-            cells, x, y, lo_hi = arrays(cells)
-            color = path_color(path)
-            curve = pg.PlotDataItem(x, y, **_line_style(color, len(x)))
-            self._add(curve, path)
-            self.curves[path] = curve
-            vx, vy = _log(x, log_x), _log(y, self.log_y)
-            top = _log(lo_hi[:, 1], self.log_y) - vy
-            bottom = vy - _log(lo_hi[:, 0], self.log_y)
-            err = pg.ErrorBarItem(x=vx, y=vy, top=np.nan_to_num(top), bottom=np.nan_to_num(bottom), beam=0,
-                                  pen=pg.mkPen(color, width=1.2))
-            self._add(err)
-            hx.append(vx)
-            hy.append(vy)
-            htexts += [c.text for _, c in cells]  # built on hover only: thousands of strings cost ms a redraw
-            all_x.append(x)
+            if cells:
+                series.append((("path", path, len(cells) > SYMBOLS_UP_TO), path, cells)
+                              + _series_arrays(cells, self.metric, pos_of))
         for b in data.baselines:
             for path, cells in b.series.items():
-                if not cells:
-                    continue
-                cells, x, y, _ = arrays(cells)
-                color = path_color(path)
-                curve = pg.PlotDataItem(x, y, pen=pg.mkPen(color, width=1.6, style=Qt.DashLine), symbol="t",
-                                        symbolSize=7, symbolBrush=None, symbolPen=pg.mkPen(color))
-                self._add(curve, f"{path} · {b.label}")
-                self.baseline_curves[(b.label, path)] = curve
-                hx.append(_log(x, log_x))
-                hy.append(_log(y, self.log_y))
-                htexts += [functools.partial(c.text, b.label) for _, c in cells]
-        self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
+                if cells:
+                    series.append((("base", b.label, path), f"{path} · {b.label}", cells)
+                                  + _series_arrays(cells, self.metric, pos_of))
+        structure = tuple(s[0] for s in series)
+        rebuild = structure != self._structure
+        if rebuild:  # other curves (or the first redraw): new items; else the same items take the new arrays
+            self._reset_items()
+            self.curves, self.baseline_curves = {}, {}
+            self._errs: dict[str, pg.ErrorBarItem] = {}
+            self._structure = structure
+        hover = []
+        for key, name, cells, order, x, y, lo, hi in series:
+            clean = _finite(x, log_x) and _finite(y, log_y)
+            color = path_color(key[1] if key[0] == "path" else key[2])
+            if key[0] == "path":
+                path = key[1]
+                vx, vy = _log(x, log_x), _log(y, log_y)
+                top, bottom = np.nan_to_num(_log(hi, log_y) - vy), np.nan_to_num(vy - _log(lo, log_y))
+                if rebuild:
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(color, len(x)))
+                    self._add(curve, name)
+                    self.curves[path] = curve
+                    # 1 px: a wider cosmetic pen takes Qt's slow stroker (1,000 bars cost ~2 ms a paint)
+                    self._errs[path] = self._add(pg.ErrorBarItem(x=vx, y=vy, top=top, bottom=bottom, beam=0,
+                                                                 pen=pg.mkPen(color, width=1)))
+                else:
+                    self.curves[path].setData(x, y, skipFiniteCheck=clean)
+                    self._errs[path].setData(x=vx, y=vy, top=top, bottom=bottom)
+                hover.append((vx, vy, cells, order, None))
+            else:
+                label, path = key[1], key[2]
+                if rebuild:
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, pen=pg.mkPen(color, width=1.6, style=Qt.DashLine),
+                                            symbol="t", symbolSize=7, symbolBrush=None, symbolPen=pg.mkPen(color))
+                    self._add(curve, name)
+                    self.baseline_curves[(label, path)] = curve
+                else:
+                    self.baseline_curves[(label, path)].setData(x, y, skipFiniteCheck=clean)
+                hover.append((lambda x=x: _log(x, log_x), lambda y=y: _log(y, log_y), cells, order, label))
+        self._hover_later(functools.partial(_line_hover, hover))
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
             self._show_message("Run a sweep: results land here point by point.")
@@ -619,22 +722,21 @@ class SpeedupChart(_ChartBase):
         self.baseline_path = "dense"
         self.log_x = False
         self.curves: dict[str, object] = {}
-        self.plot.setLabel("left", "speedup (x, >1 is faster)")
+        self._set_label("left", "speedup (x, >1 is faster)")
         self.one_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#5f6368", width=1.2, style=Qt.DashLine))
         self.plot.addItem(self.one_line, ignoreBounds=False)
-        self._tick_key = None
 
     def redraw(self, data: SweepData) -> None:
         self.redraws += 1
         self._data = data
-        self._reset_items()
-        self.curves = {}
-        self.plot.setTitle(f"Speedup vs {self.baseline_path}")
+        self._set_title(f"Speedup vs {self.baseline_path}")
         base = {coord: c for coord, c in data.path_cells(self.baseline_path)}
-        hx, hy, htexts = [], [], []
         if data.mode == "batch":
+            self._reset_items()
+            self.curves = {}
+            hx, hy, htexts = [], [], []
             self.plot.setLogMode(False, True)  # bars grow up from 1x when faster, down when slower
-            self.plot.setLabel("bottom", "layer")
+            self._set_label("bottom", "layer")
             others = [p for p in ordered(data.paths) if p != self.baseline_path]
             k = max(1, len(others))
             w = 0.8 / k
@@ -660,38 +762,48 @@ class SpeedupChart(_ChartBase):
                 hy += hs
                 htexts += texts
             _layer_ticks(self.plot, data, self.plot_widget.width())
+            self._hover_pts = (np.asarray(hx, dtype=float), np.asarray(hy, dtype=float), htexts)
         else:
             cat = data.categorical_x
             log_x = self.log_x and not cat
             self.plot.setLogMode(log_x, True)
-            self.plot.setLabel("bottom", data.x_field or "value")
+            self._set_label("bottom", data.x_field or "value")
             pos_of = {v: i for i, v in enumerate(data.xs)}
             _x_ticks(self.plot, data, cat, log_x)
+            series = []  # (path, x, y, pairs of (Cell, baseline Cell) in x order)
             if data.mode == "line":
                 for path in ordered(data.paths):
                     if path == self.baseline_path:
                         continue
-                    pts = []
+                    pairs, xs = [], []
                     for coord, c in data.path_cells(path):
                         b = base.get(coord)
                         if b is not None:
-                            pts.append((pos_of.get(coord, 0) if cat else coord, b.median / c.median, c, b))
-                    if not pts:
+                            pairs.append((c, b))
+                            xs.append(pos_of.get(coord, 0) if cat else coord)
+                    if not pairs:
                         continue
-                    pts.sort(key=lambda t: t[0])
-                    x = np.array([p[0] for p in pts], dtype=float)
-                    y = np.array([p[1] for p in pts], dtype=float)
-                    color = path_color(path)
-                    curve = pg.PlotDataItem(x, y, **_line_style(color, len(x)))
+                    x = np.array(xs, dtype=float)
+                    med = np.array([(b.median, c.median) for c, b in pairs], dtype=float)
+                    order = np.argsort(x, kind="stable")  # as sorted(): equal x keep their arrival order
+                    series.append((path, x[order], (med[:, 0] / med[:, 1])[order], pairs, order))
+            structure = (data.mode,) + tuple((p, len(x) > SYMBOLS_UP_TO) for p, x, *_ in series)
+            rebuild = structure != self._structure
+            if rebuild:  # other curves: new items; else the same items take the new arrays
+                self._reset_items()
+                self.curves = {}
+                self._structure = structure
+            hover = []
+            for path, x, y, pairs, order in series:
+                clean = _finite(x, log_x) and _finite(y, True)
+                if rebuild:
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(path_color(path), len(x)))
                     self._add(curve, path)
                     self.curves[path] = curve
-                    hx.append(_log(x, log_x))
-                    hy.append(np.log10(y))
-                    htexts += [f"{c.desc}\n{path}: {s:.3g}x vs {self.baseline_path}\n{c.median:.4g} ms vs "
-                               f"{b.median:.4g} ms" for _, s, c, b in pts]
-            hx = list(np.concatenate(hx)) if hx else []
-            hy = list(np.concatenate(hy)) if hy else []
-        self._hover_pts = (np.asarray(hx, dtype=float), np.asarray(hy, dtype=float), htexts)
+                else:
+                    self.curves[path].setData(x, y, skipFiniteCheck=clean)
+                hover.append((x, y, path, pairs, order))
+            self._hover_later(functools.partial(_speedup_hover, hover, log_x, self.baseline_path))
         self.plot.enableAutoRange()
         if not self.curves:
             msg = (f"No {self.baseline_path} results yet to compare with." if data.cells else
@@ -701,10 +813,26 @@ class SpeedupChart(_ChartBase):
             self._show_message("")
 
 
+def _speedup_hover(parts, log_x: bool, baseline_path: str) -> tuple:
+    """The speedup lines' hover points: (x, speedup, path, (Cell, baseline Cell) pairs, x order) per curve."""
+    hx, hy, texts = [], [], []
+    for x, y, path, pairs, order in parts:
+        hx.append(_log(x, log_x))
+        hy.append(np.log10(y))
+        for i, s in zip(order, y):
+            c, b = pairs[i]
+            texts.append(f"{c.desc}\n{path}: {s:.3g}x vs {baseline_path}\n{c.median:.4g} ms vs {b.median:.4g} ms")
+    return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
+
+
 def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None:
     """Ticks at the swept values themselves (categorical or log x), thinned to about 12 labels."""
     ax = plot.getAxis("bottom")
-    if not (cat or log_x) or not data.xs:
+    key = (cat, log_x, tuple(data.xs)) if (cat or log_x) and data.xs else None
+    if getattr(ax, "_sweep_ticks", ()) == key:
+        return  # the same ticks: setTicks would drop the axis' drawing and lay it out again
+    ax._sweep_ticks = key
+    if key is None:
         ax.setTicks(None)
         return
     step = max(1, math.ceil(len(data.xs) / 12))
@@ -718,6 +846,7 @@ def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None
 def _layer_ticks(plot: pg.PlotItem, data: SweepData, width_px: int) -> None:
     """Layer names under the bar groups: abbreviated to fit, every k-th when there are too many."""
     n = len(data.layers)
+    plot.getAxis("bottom")._sweep_ticks = ()  # _x_ticks sets its ticks again after these
     if n == 0:
         plot.getAxis("bottom").setTicks([[]])
         return
