@@ -440,6 +440,16 @@ class MainWindow(QMainWindow):
     def _on_failed(self, message, field) -> None:
         self.last_error = message
         self.status_label.setText(f"Run failed: {message}")
+        details = getattr(self.controller, "last_details", "")
+        if details and not os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            # An unexpected failure: visible, with the traceback one click away; non-modal, so a
+            # scripted run (--exit-when-done) still ends.
+            box = QMessageBox(QMessageBox.Critical, "Run failed", f"The run stopped: {message}", parent=self)
+            box.setInformativeText("Finished rows were kept. Details hold the traceback.")
+            box.setDetailedText(details)
+            box.setModal(False)
+            box.show()
+            self.failure_box = box
         self.run_failed.emit(message)
 
     def _on_finished(self, cancelled: bool) -> None:

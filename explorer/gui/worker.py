@@ -102,8 +102,9 @@ class RunWorker(QObject):
             self.failed.emit(str(e), getattr(e, "field", None) or "")
         except Exception as e:  # noqa: BLE001 - shown to the user, never crashes the app
             flush()
-            traceback.print_exc()
-            self.failed.emit(f"{type(e).__name__}: {e}", "")
+            self.details = traceback.format_exc()  # the whole story, for the message box's details
+            first = next((ln for ln in str(e).splitlines() if ln.strip()), "")
+            self.failed.emit(f"{type(e).__name__}: {first}", "")
         finally:
             self.done.emit(self._cancel.is_set())
             # Quit this thread's event loop from inside it: a queued quit() would need the GUI thread,
@@ -184,6 +185,7 @@ class RunController(QObject):
 
     @Slot(str, str)
     def _on_failed(self, message, field):
+        self.last_details = getattr(self._worker, "details", "") if self._worker is not None else ""
         self.failed.emit(message, field)
 
     @Slot()

@@ -367,3 +367,25 @@ def test_timing_legend_labels_follow_the_theme(qtbot):
         chart.set_theme(name)
         html = chart.legend.items[0][1].item.toHtml().lower()
         assert QColor(theme(name)["fg"]).name() in html  # a label drawn in the old colour is invisible
+
+
+def test_unexpected_worker_failure_is_shown_with_details(make_window, qtbot, monkeypatch):
+    from explorer.core import runner
+    from explorer.gui import measure
+
+    monkeypatch.setattr(measure, "IN_CHILD", False)
+    monkeypatch.delenv("MKLDNN_EXPLORER_NO_DIALOGS", raising=False)
+
+    def broken(*a, **k):
+        raise RuntimeError("simulated fault inside the measuring code")
+        yield  # a generator, as iter_run is
+
+    monkeypatch.setattr(runner, "iter_run", broken)
+    win = make_window(spec=parse_descriptor(TINY), options={"paths": FEW, "budget_ms": 5})
+    with qtbot.waitSignal(win.run_finished, timeout=10_000):
+        assert win.start_run()
+    assert "simulated fault" in win.last_error and "simulated fault" in win.status_label.text()
+    box = win.failure_box
+    assert box.isVisible() and "Traceback" in box.detailedText() and "simulated fault" in box.detailedText()
+    box.close()
+    assert win.panel.run_button.isEnabled() and not win.running  # the app is still usable
