@@ -61,3 +61,47 @@ def test_arbitrary_unicode_never_escapes_as_another_exception(text):
         parse_descriptor(text)
     except SpecError:
         pass
+
+
+# ---- --vary parsing and layout tags: any text gives a result or one InputError sentence ------------------
+from explorer.core.errors import InputError  # noqa: E402
+from explorer.core.layout import layout_from_tag  # noqa: E402
+from explorer.core.sweep import MAX_POINTS, parse_vary  # noqa: E402
+
+vary_text = st.one_of(
+    st.text(max_size=30),
+    st.tuples(
+        st.sampled_from(["mb", "g", "ic", "oc", "ih", "kh", "sh", "ph", "dh", "dtype", "threads", "oh", "zz", ""]),
+        st.sampled_from(["=", "", "=="]),
+        st.lists(st.one_of(st.integers(-3, 300).map(str), st.sampled_from(["", ":", "x2", "+0", "x1", "+16", "divisors",
+                                                                            "bf16", "f64", "1:64:x2", "64:1:x2"])),
+                 max_size=5).map(lambda xs: ",".join(xs) if len(xs) % 2 else ":".join(xs)),
+    ).map("".join),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(vary_text)
+def test_vary_parsing_gives_values_or_one_input_error(text):
+    try:
+        v = parse_vary(text)
+    except InputError as e:
+        assert str(e) and "\n" not in str(e)
+        return
+    assert v.field and (v.divisors or 0 < len(v.values) <= MAX_POINTS)
+
+
+tag_text = st.text(alphabet="abcdefABCDEF0123456789x", min_size=1, max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(tag_text, st.lists(st.integers(1, 40), min_size=1, max_size=6))
+def test_any_tag_gives_a_consistent_layout_or_one_input_error(tag, dims):
+    try:
+        lay = layout_from_tag(tag, tuple(dims))
+    except InputError as e:
+        assert str(e) and "\n" not in str(e)
+        return
+    offs = lay.offsets().ravel()
+    assert len(set(offs.tolist())) == offs.size  # every element has its own place
+    assert offs.min() >= 0 and offs.max() < lay.nbytes // lay.itemsize
