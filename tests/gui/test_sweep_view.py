@@ -177,3 +177,54 @@ def test_shutdown_mid_sweep_returns_quickly(make_view, qtbot):
     assert time.monotonic() - t0 < 2.0
     assert not v.is_running() and sweep_worker.live_threads() == 0
     assert len(v.results()) >= 1
+
+
+def test_line_charts_update_their_items_in_place(qtbot):
+    """Same curves: a redraw reuses the items (setData); a new path or baseline rebuilds; hover follows the data."""
+    from PySide6.QtCore import QPointF
+
+    from explorer.core.sweep import SweepPoint
+    from explorer.gui.sweep_charts import LineChart, SpeedupChart, SweepData
+
+    data = SweepData()
+    data.configure([SweepPoint(i, {"ic": x}) for i, x in enumerate((8, 16, 32, 64))], "line", paths=PATHS2)
+
+    def row(i, path, med, desc="d"):
+        return {"path": path, "status": "ok", "median_ms": med, "p25_ms": med * 0.9, "p75_ms": med * 1.1,
+                "gflops": 10 / med, "desc": f"{desc}{i}", "vary": f"ic={(8, 16, 32, 64)[i]}"}
+
+    line, speed = LineChart(), SpeedupChart()
+    for w in (line, speed):
+        qtbot.addWidget(w)
+    for i in (2, 0):  # out of order: curves are drawn sorted by x
+        data.add(i, row(i, "dense", 2.0 + i))
+        data.add(i, row(i, "mkldnn", 1.0 + i))
+    line.redraw(data)
+    speed.redraw(data)
+    items = list(line._items) + list(speed._items)
+    assert line.point_count("dense") == 2 and set(speed.curves) == {"mkldnn"}
+    for i in (1, 3):
+        data.add(i, row(i, "dense", 2.0 + i))
+        data.add(i, row(i, "mkldnn", 1.0 + i))
+    data.add(0, row(0, "mkldnn", 0.5, desc="replaced"))  # a replaced row keeps its place
+    line.set_axes(metric="gflops", log_x=True, log_y=True)
+    line.redraw(data)
+    speed.redraw(data)
+    assert list(line._items) + list(speed._items) == items  # the same items, new data
+    assert all(line.point_count(p) == 4 for p in PATHS2)
+    x, y = line.curves["mkldnn"].getOriginalDataset()
+    assert list(x) == [8, 16, 32, 64] and y[0] == pytest.approx(20.0)
+    x, y = speed.curves["mkldnn"].getOriginalDataset()
+    assert y[0] == pytest.approx(4.0) and y[1] == pytest.approx(1.5)
+    xs, ys, texts = line._hover_pts  # built now, on first use
+    assert len(xs) == 8 and "replaced0" in line.hover.show_at(QPointF(float(xs[4]), float(ys[4])))
+    assert "4x vs dense" in speed.hover.show_at(QPointF(*(float(a[0]) for a in speed._hover_pts[:2])))
+    # a failed row drops its point; a baseline adds curves: the items are rebuilt
+    data.add(3, {"path": "dense", "status": "error", "error": "boom", "desc": "d3", "vary": "ic=64"})
+    data.add_baseline([row(i, "dense", 3.0) for i in range(4)], "old.csv")
+    line.redraw(data)
+    speed.redraw(data)
+    assert line.point_count("dense") == 3 and set(line.baseline_curves) == {("old.csv", "dense")}
+    assert not set(line._items) & set(items)
+    assert len(line._hover_pts[0]) == 3 + 4 + 4
+    assert len(speed.curves["mkldnn"].getOriginalDataset()[0]) == 3
