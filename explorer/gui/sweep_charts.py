@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from explorer.core.paths import PATHS
 from explorer.core.sweep import grid_shape, parse_label
@@ -527,6 +527,8 @@ class _ChartBase(QWidget):
             self.plot.getAxis(ax).setStyle(maxTickLevel=1)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
+        for ax in ("left", "bottom"):  # axes (with their grid) replay from a pixmap until the range moves
+            self.plot.getAxis(ax).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", verSpacing=-6)
         self.legend.setColumnCount(2)  # half as tall: it covers less of the curves
         lay = QVBoxLayout(self)
