@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError
 from explorer.gui import colors
+from explorer.gui.export import export_plot
 from explorer.gui.param_panel import ParamPanel
 from explorer.gui.results_model import RESULT_ROLE, ResultsModel, ResultsProxy, selection_tsv
 from explorer.gui.summary_chart import SummaryChart
@@ -35,25 +36,6 @@ def _placeholder(text: str) -> QWidget:
     lab.setWordWrap(True)
     lay.addWidget(lab)
     return w
-
-
-def _svg_of(item, path: str) -> None:
-    """Vector export of one plot item with QSvgGenerator (the scene renders its items as SVG shapes)."""
-    from PySide6.QtCore import QRectF
-    from PySide6.QtGui import QPainter
-    from PySide6.QtSvg import QSvgGenerator
-
-    rect = item.sceneBoundingRect()
-    gen = QSvgGenerator()
-    gen.setFileName(path)
-    gen.setSize(rect.size().toSize())
-    gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-    gen.setTitle("MKLDNN Explorer chart")
-    painter = QPainter(gen)
-    try:
-        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-    finally:
-        painter.end()
 
 
 def _scrolled(w: QWidget) -> QScrollArea:
@@ -627,8 +609,6 @@ class MainWindow(QMainWindow):
         return True
 
     def export_chart(self, which: str, path: str | None = None, ask: bool = True) -> bool:
-        import pyqtgraph.exporters as exporters
-
         chart = self.timing if which == "timing" else self.summary
         if path is None:
             path = self._ask_path(f"Export {which} chart", "PNG image (*.png);;SVG image (*.svg)", f"{which}.png")
@@ -637,17 +617,7 @@ class MainWindow(QMainWindow):
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
-            tmp = f"{path}.part{Path(path).suffix}"
-            if path.lower().endswith(".svg"):
-                try:
-                    exporters.SVGExporter(chart.plot).export(tmp)
-                except ValueError:  # pyqtgraph 0.14 cannot re-read Qt 6.11's SVG path syntax
-                    _svg_of(chart.plot, tmp)
-            else:
-                ex = exporters.ImageExporter(chart.plot)
-                ex.parameters()["width"] = max(1200, int(chart.plot.sceneBoundingRect().width()))
-                ex.export(tmp)
-            os.replace(tmp, path)
+            export_plot(chart, path)
         except Exception as e:  # noqa: BLE001
             self._error_box("Export failed", f"Cannot export the {which} chart to {path}: {e}.")
             return False

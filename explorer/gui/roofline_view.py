@@ -27,7 +27,8 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from explorer.gui.colors import ordered, path_color, theme
-from explorer.gui.sweep_charts import _HoverLabel, _nearest, export_plot, log_axes
+from explorer.gui.export import export_plot
+from explorer.gui.sweep_charts import _HoverLabel, _nearest, log_axes
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 

@@ -34,8 +34,9 @@ from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths import PATHS
 from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.gui.colors import qcolor, theme
+from explorer.gui.export import export_plot
 from explorer.gui.sweep_charts import (
-    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, export_plot,
+    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData,
 )
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
