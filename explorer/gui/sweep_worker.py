@@ -15,12 +15,11 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
 from explorer.gui import measure
-from explorer.gui.worker import STOP_GRACE_MS, join
-from explorer.gui.worker import _live_threads as worker_live_threads
+from explorer.gui.worker import ThreadController
 
 _live_threads: set = set()  # every QThread this module started and has not yet joined
 
@@ -28,12 +27,6 @@ _live_threads: set = set()  # every QThread this module started and has not yet 
 def live_threads() -> int:
     """QThreads started here that are still running or not yet joined (tests assert 0 at teardown)."""
     return len(_live_threads)
-
-
-def _track(thread, on: bool) -> None:
-    """Register in this module's set and in worker.py's (so the main window's leak check sees ours too)."""
-    for s in (_live_threads, worker_live_threads):
-        (s.add if on else s.discard)(thread)
 
 
 @dataclass
@@ -169,70 +162,31 @@ def _point_label(point) -> str:
     return point.text
 
 
-class SweepController(QObject):
-    """Owns the QThread of one sweep at a time and re-emits the worker's signals in the GUI thread."""
+class SweepController(ThreadController):
+    """One sweep at a time: re-emits the SweepWorker's signals in the GUI thread."""
 
     sweep_started = Signal(object)
     point_started = Signal(object, object)
     rows_ready = Signal(list)
     progress = Signal(object)
     live = Signal(object)
-    failed = Signal(str, str)
-    finished = Signal(bool)  # the sweep ended (True: cancelled); the thread has stopped
-    running_changed = Signal(bool)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self._thread: QThread | None = None
-        self._worker: SweepWorker | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
+    SHUTDOWN_MS = 10_000
+    registries = (_live_threads,)
 
     def start(self, points, opts, csv_path=None, ctx=None) -> bool:
         if self.running:
             return False
-        thread = QThread()
-        thread.setObjectName("mkldnn-explorer-sweep")
         worker = SweepWorker(points, opts, csv_path, ctx=ctx)
-        worker.moveToThread(thread)
-        # Receivers are slots of this QObject (GUI thread): Qt queues every cross-thread emission.
-        worker.sweep_started.connect(self._on_sweep_started)
-        worker.point_started.connect(self._on_point_started)
-        worker.rows_ready.connect(self._on_rows)
-        worker.progress.connect(self._on_progress)
-        worker.live.connect(self._on_live)
-        worker.failed.connect(self._on_failed)
         # quit() is thread-safe: call it directly from the worker thread. A queued call would wait for the GUI
-        # thread, which is blocked in shutdown()'s wait(): a deadlock until the timeout.
-        worker.done.connect(thread.quit, Qt.DirectConnection)
-        thread.started.connect(worker.run)
-        thread.finished.connect(self._on_thread_finished)
-        self._thread, self._worker = thread, worker
-        _track(thread, True)
-        thread.start()
-        self.running_changed.emit(True)
-        return True
-
-    def stop(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-
-    def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Cancel, wait for the thread, and deliver the signals still queued (no finished row is lost)."""
-        if self._thread is None:
-            return True
-        self.stop()
-        thread = self._thread
-        ok = join(thread, min(timeout_ms, STOP_GRACE_MS))
-        if not ok:
-            measure.kill()  # mid-way through a long call: finished rows are already here
-            ok = join(thread, timeout_ms)
-        QCoreApplication.sendPostedEvents(self, 0)  # queued rows reach the view now
-        if ok and self._thread is thread:  # finished() may still be queued: end the sweep here
-            self._on_thread_finished()
-        return ok
+        # thread, which may be blocked in shutdown(): a deadlock until the timeout.
+        worker.done.connect(lambda _cancelled: QThread.currentThread().quit(), Qt.DirectConnection)
+        return self._launch(worker, "mkldnn-explorer-sweep", {
+            worker.sweep_started: self._on_sweep_started,
+            worker.point_started: self._on_point_started,
+            worker.rows_ready: self._on_rows,
+            worker.progress: self._on_progress,
+            worker.live: self._on_live,
+        })
 
     # ---- slots in the GUI thread ------------------------------------------------------------------
     @Slot(object)
@@ -254,21 +208,3 @@ class SweepController(QObject):
     @Slot(object)
     def _on_live(self, s):
         self.live.emit(s)
-
-    @Slot(str, str)
-    def _on_failed(self, message, field):
-        self.failed.emit(message, field)
-
-    @Slot()
-    def _on_thread_finished(self):
-        thread, worker = self._thread, self._worker
-        if thread is None:
-            return
-        QCoreApplication.sendPostedEvents(self, 0)  # rows emitted just before the end come first
-        cancelled = worker.cancelled if worker else False
-        self._thread, self._worker = None, None
-        thread.wait()  # returns at once: finished() was emitted as the thread ended
-        _track(thread, False)
-        del worker
-        self.running_changed.emit(False)
-        self.finished.emit(cancelled)

@@ -112,41 +112,42 @@ class RunWorker(QObject):
             QThread.currentThread().quit()
 
 
-class RunController(QObject):
-    """Owns the QThread of one run at a time and re-emits the worker's signals in the GUI thread."""
+class ThreadController(QObject):
+    """Owns the QThread of one measurement at a time: start, cooperative stop, and a shutdown that never
+    waits long and never loses a queued row. Subclasses declare their signals and forwarding slots."""
 
-    path_started = Signal(str, int, int)
-    samples = Signal(str, object, int, float, float)
-    path_finished = Signal(object)
-    failed = Signal(str, str)
-    finished = Signal(bool)  # the run ended (True: cancelled); the thread has stopped
+    finished = Signal(bool)  # the measurement ended (True: cancelled); the thread has stopped
     running_changed = Signal(bool)
+    failed = Signal(str, str)
+    SHUTDOWN_MS = 60_000
+    registries: tuple = ()  # extra sets that track this controller's threads (besides _live_threads)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._thread: QThread | None = None
-        self._worker: RunWorker | None = None
+        self._worker = None
+        self.last_details = ""
 
     @property
     def running(self) -> bool:
         return self._thread is not None
 
-    def start(self, spec, opts, csv_path=None) -> bool:
-        if self.running:
-            return False
+    def _track(self, thread: QThread, on: bool) -> None:
+        for s in (_live_threads, *self.registries):
+            (s.add if on else s.discard)(thread)
+
+    def _launch(self, worker, name: str, forwards: dict) -> bool:
+        """Move `worker` to a new thread, forward its signals (queued to this GUI-thread object), start."""
         thread = QThread()
-        thread.setObjectName("mkldnn-explorer-run")
-        worker = RunWorker(spec, opts, csv_path)
+        thread.setObjectName(name)
         worker.moveToThread(thread)
-        # Receivers are slots of this QObject (GUI thread): Qt queues every cross-thread emission.
-        worker.path_started.connect(self._on_path_started)
-        worker.samples.connect(self._on_samples)
-        worker.path_finished.connect(self._on_path_finished)
+        for signal, slot in forwards.items():
+            signal.connect(slot)
         worker.failed.connect(self._on_failed)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
-        _live_threads.add(thread)
+        self._track(thread, True)
         thread.start()
         self.running_changed.emit(True)
         return True
@@ -155,33 +156,21 @@ class RunController(QObject):
         if self._worker is not None:
             self._worker.cancel()
 
-    def shutdown(self, timeout_ms: int = 60_000) -> bool:
+    def shutdown(self, timeout_ms: int | None = None) -> bool:
         """Cancel, wait for the thread, and deliver the signals still queued (no finished row is lost)."""
         if self._thread is None:
             return True
+        timeout_ms = self.SHUTDOWN_MS if timeout_ms is None else timeout_ms
         self.stop()
         thread = self._thread
         ok = join(thread, min(timeout_ms, STOP_GRACE_MS))
         if not ok:
             measure.kill()  # mid-way through a long call: finished rows are already here
             ok = join(thread, timeout_ms)
-        QCoreApplication.sendPostedEvents(self, 0)  # queued path_finished etc. reach the window now
-        if self._thread is thread:  # the finished() signal may still be queued: end the run here
+        QCoreApplication.sendPostedEvents(self, 0)  # queued rows reach the window now
+        if ok and self._thread is thread:  # the finished() signal may still be queued: end the run here
             self._on_thread_finished()
         return ok
-
-    # ---- slots in the GUI thread ------------------------------------------------------------------
-    @Slot(str, int, int)
-    def _on_path_started(self, path, index, total):
-        self.path_started.emit(path, index, total)
-
-    @Slot(str, object, int, float, float)
-    def _on_samples(self, path, arr, n, elapsed, budget):
-        self.samples.emit(path, arr, n, elapsed, budget)
-
-    @Slot(object)
-    def _on_path_finished(self, result):
-        self.path_finished.emit(result)
 
     @Slot(str, str)
     def _on_failed(self, message, field):
@@ -197,10 +186,41 @@ class RunController(QObject):
         cancelled = worker.cancelled if worker else False
         self._thread, self._worker = None, None
         thread.wait()  # returns at once: finished() was emitted as the thread ended
-        _live_threads.discard(thread)
+        self._track(thread, False)
         del worker  # Python owns both objects; the thread has stopped, so dropping them is safe
         self.running_changed.emit(False)
         self.finished.emit(cancelled)
+
+
+class RunController(ThreadController):
+    """One run at a time: re-emits the RunWorker's signals in the GUI thread."""
+
+    path_started = Signal(str, int, int)
+    samples = Signal(str, object, int, float, float)
+    path_finished = Signal(object)
+
+    def start(self, spec, opts, csv_path=None) -> bool:
+        if self.running:
+            return False
+        worker = RunWorker(spec, opts, csv_path)
+        return self._launch(worker, "mkldnn-explorer-run", {
+            worker.path_started: self._on_path_started,
+            worker.samples: self._on_samples,
+            worker.path_finished: self._on_path_finished,
+        })
+
+    # ---- slots in the GUI thread ------------------------------------------------------------------
+    @Slot(str, int, int)
+    def _on_path_started(self, path, index, total):
+        self.path_started.emit(path, index, total)
+
+    @Slot(str, object, int, float, float)
+    def _on_samples(self, path, arr, n, elapsed, budget):
+        self.samples.emit(path, arr, n, elapsed, budget)
+
+    @Slot(object)
+    def _on_path_finished(self, result):
+        self.path_finished.emit(result)
 
 
 class CallWorker(QObject):
