@@ -1,4 +1,4 @@
-"""Command-line parsers and handlers for sweep, batch and compare.
+"""`sweep` and `batch`: many points, each over the paths, through the core's iter_points.
 
 sweep and batch write the CSV row by row as each (point, path) finishes (header first, then one
 appended row at a time), print progress to stderr and a table at the end, also after Ctrl+C.
@@ -7,13 +7,14 @@ appended row at a time), print progress to stderr and a table at the end, also a
 from __future__ import annotations
 
 import json
-import math
 import sys
+
+from explorer.cli.common import add_run_options, fmt as _fmt, run_options, spec_from
 
 COMMANDS: dict = {}
 
 
-def add_parsers(sub, add_run_options) -> None:
+def add_parsers(sub) -> None:
     """Register the sweep/batch/compare subcommands on the main parser's subparsers."""
     p = sub.add_parser(
         "sweep", help="run one convolution over values of one or two fields (the full grid)",
@@ -30,10 +31,6 @@ def add_parsers(sub, add_run_options) -> None:
     p.add_argument("--mb", type=_mb_arg, default=None, help="minibatch for every line (overrides the file)")
     add_run_options(p)
 
-    p = sub.add_parser("compare", help="compare two results CSVs (ratio B/A of the median per matched row)")
-    p.add_argument("a", help="baseline CSV (A)")
-    p.add_argument("b", help="CSV to compare (B)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def _mb_arg(text: str) -> int:
@@ -49,12 +46,6 @@ def _mb_arg(text: str) -> int:
 
 
 # ---- shared running loop ----------------------------------------------------------------------------
-def _fmt(v, spec="{:.4g}") -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    return spec.format(v)
-
-
 def _eta(s: float | None) -> str:
     if s is None:
         return "?"
@@ -67,12 +58,11 @@ def _eta(s: float | None) -> str:
 
 def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     """Run points through iter_points, writing each row as it finishes; print the table at the end."""
-    from explorer.cli import _run_options
     from explorer.core.runner import PathFinished
     from explorer.core.results import CsvSink
     from explorer.core.sweep import PointSkipped, PointStarted, iter_points
 
-    opts = _run_options(args)
+    opts = run_options(args)
     sink = CsvSink(sink_path)
     sink.flush()  # the header is on disk before the first point runs
     table: list[tuple] = []  # small summaries only, never Results
@@ -145,12 +135,11 @@ def _format_table(label_cols: tuple[str, ...], table: list[tuple], dense: dict) 
 
 # ---- sweep ------------------------------------------------------------------------------------------
 def cmd_sweep(args) -> int:
-    from explorer.cli import _spec_from
     from explorer.core.results import check_writable
     from explorer.core.sweep import given_keys, parse_varies, plan_sweep
 
     varies = parse_varies(args.vary)
-    spec = _spec_from(args)
+    spec = spec_from(args)
     if args.csv:
         check_writable(args.csv, overwrite=args.force)
     _run_options_check(args)
@@ -170,9 +159,7 @@ def cmd_sweep(args) -> int:
 
 
 def _run_options_check(args) -> None:
-    from explorer.cli import _run_options
-
-    _run_options(args)  # bad --paths/--threads/--budget-ms are refused before any work
+    run_options(args)  # bad --paths/--threads/--budget-ms are refused before any work
 
 
 # ---- batch ------------------------------------------------------------------------------------------
@@ -203,41 +190,4 @@ def cmd_batch(args) -> int:
     return _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json)
 
 
-# ---- compare ----------------------------------------------------------------------------------------
-def cmd_compare(args) -> int:
-    from explorer.core.compare import KEY_COLUMNS, compare_csv
-
-    c = compare_csv(args.a, args.b)
-    if args.json:
-        print(json.dumps(c.to_json(), indent=1))
-        return 0
-    head = ("desc", "path", "dtype", "threads", "A median ms", "B median ms", "B/A")
-    rows = []
-    for m in c.matched:
-        desc, path, dtype, threads = m.key
-        if m.ratio is None:
-            ratio = f"{m.a.get('status')}/{m.b.get('status')}"
-        else:
-            ratio = f"{m.ratio:.3f}"
-        rows.append((desc or "-", path or "-", dtype or "-", _fmt(threads, "{}"), _fmt(m.a.get("median_ms")),
-                     _fmt(m.b.get("median_ms")), ratio))
-    print(f"A = {c.a_label}\nB = {c.b_label}\nmatched on {', '.join(KEY_COLUMNS)}; B/A = B median / A median "
-          f"(below 1: B is faster)")
-    if rows:
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-        print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
-        for r in rows:
-            print("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
-    g = c.geomean
-    print(f"{len(c.matched)} matched rows, {len(c.ratios)} with both medians; geometric mean B/A = "
-          f"{_fmt(g, '{:.3f}')}")
-    for side, label, only in (("A", c.a_label, c.only_a), ("B", c.b_label, c.only_b)):
-        if only:
-            print(f"only in {side} ({label}): {len(only)} rows")
-            for r in only:
-                print(f"  {r.get('desc') or '-'}  {r.get('path') or '-'}  {r.get('dtype') or '-'}  "
-                      f"threads={_fmt(r.get('threads'), '{}')}  {r.get('status')}")
-    return 0
-
-
-COMMANDS.update({"sweep": cmd_sweep, "batch": cmd_batch, "compare": cmd_compare})
+COMMANDS.update({"sweep": cmd_sweep, "batch": cmd_batch})

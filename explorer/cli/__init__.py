@@ -1,0 +1,69 @@
+"""The command line: the same core as the desktop app, with no display needed.
+
+One module per command group (run, inspect_cmds, sweep, compare), each with `add_parsers(sub)` and
+`COMMANDS`; what they share is in `common`. This module only composes them: no command module imports
+it, so there is no import circle.
+
+Bad input anywhere exits 2 with one line on stderr and no traceback. Ctrl+C or SIGTERM during a run
+keeps every finished row in the CSV (written atomically after each row) and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from explorer import __version__
+from explorer.cli import compare, inspect_cmds, run, sweep
+from explorer.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, Terminated, UsageError
+
+GROUPS = (run, inspect_cmds, sweep, compare)
+COMMANDS = {name: fn for g in GROUPS for name, fn in g.COMMANDS.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="mkldnn-explorer", description="What to_mkldnn() really does to a convolution on this CPU.")
+    parser.add_argument("--version", action="version", version=f"mkldnn-explorer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for g in GROUPS:
+        g.add_parsers(sub)
+    return parser
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from explorer.core.errors import ExplorerError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not args.command:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
+    try:
+        return COMMANDS[args.command](args) or 0
+    except (ExplorerError, UsageError, argparse.ArgumentTypeError) as e:
+        print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (KeyboardInterrupt, Terminated):
+        print("interrupted: every finished row was kept.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

@@ -1,0 +1,90 @@
+"""What every command group shares: the parser class, argument types, the run options and the spec.
+
+Nothing here imports a command module, so the command modules import it freely and never each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage dump) and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message}")
+
+
+class UsageError(Exception):
+    pass
+
+
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception so finished rows are kept exactly as on Ctrl+C."""
+
+
+# ---- argument types ---------------------------------------------------------------------------------
+def paths_arg(text: str) -> tuple[str, ...]:
+    from explorer.core.paths import PATHS
+    from explorer.core.runner import validate_paths
+
+    if text.strip() == "all":
+        return PATHS
+    return validate_paths(tuple(p.strip() for p in text.split(",") if p.strip()))
+
+
+def positive_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def int_arg(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
+    p.add_argument("--paths", type=str, default="all", help="comma-separated paths, or 'all' (default)")
+    p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
+    p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
+    p.add_argument("--budget-ms", type=positive_float, default=500.0, help="time budget per path in ms (default 500)")
+    p.add_argument("--no-bias", action="store_true", help="convolution without bias")
+    p.add_argument("--no-trace", action="store_true", help="skip the traced call (no conv_impl/tag columns)")
+    if csv:
+        p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
+        p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+
+def run_options(args):
+    from explorer.core.runner import RunOptions
+
+    return RunOptions(
+        paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
+    ).validate()
+
+
+def spec_from(args):
+    from explorer.core.spec import parse_descriptor, parse_dtype
+
+    dtype = parse_dtype(args.dtype) if args.dtype else None
+    return parse_descriptor(args.desc, dtype=dtype, bias=False if args.no_bias else None)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def fmt(v, spec="{:.4g}") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return spec.format(v)

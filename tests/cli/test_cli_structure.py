@@ -1,0 +1,34 @@
+"""The command line is a package with one module per command group and no import circle."""
+
+import ast
+from pathlib import Path
+
+import explorer.cli
+
+CLI = Path(explorer.cli.__file__).parent
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_command_modules_import_only_common_from_the_cli():
+    for f in CLI.glob("*.py"):
+        if f.name == "__init__.py":
+            continue
+        cli_imports = {n for n in _imports(f) if n.startswith("explorer.cli")}
+        assert cli_imports <= {"explorer.cli.common"} | {f"explorer.cli.common.{x}" for x in dir(__import__("explorer.cli.common", fromlist=["x"]))}, (f.name, cli_imports)
+
+
+def test_every_command_has_one_handler():
+    from explorer.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(sub.choices) == set(COMMANDS)
