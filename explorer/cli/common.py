@@ -88,3 +88,10 @@ def fmt(v, spec="{:.4g}") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return spec.format(v)
+
+
+def ratio_text(base_ms: float, ms: float, uncertain: bool) -> str:
+    """base/ms as "1.23x" (above 1: faster than the base); "~1.23x?" when either figure is noisy."""
+    v = base_ms / ms
+    text = f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
+    return f"~{text}?" if uncertain else text

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import add_run_options, fmt as _fmt, run_options, spec_from
+from explorer.cli.common import add_run_options, fmt as _fmt, ratio_text, run_options, spec_from
+from explorer.core.interference import warning_line
 
 
 def add_parsers(sub) -> None:
@@ -46,6 +47,9 @@ def cmd_run(args) -> int:
     finally:
         if results and not quiet:
             print(format_table(results))
+            warn = warning_line(results)
+            if warn:
+                print(warn)
     if quiet:
         print(json.dumps({"results": [r.row() for r in results]}, indent=1))
     if args.csv and not quiet:
@@ -57,24 +61,25 @@ def cmd_run(args) -> int:
 def format_table(results) -> str:
     from explorer.core.memory import fmt_bytes
 
-    base = {r.spec.desc + r.spec.dtype: r.median_ms for r in results if r.path == "dense" and r.status == "ok"}
+    base = {r.spec.desc + r.spec.dtype: r for r in results if r.path == "dense" and r.status == "ok"}
     head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "max err", "in/wei/out stored", "kernel")
     rows = []
     for r in results:
         b = base.get(r.spec.desc + r.spec.dtype)
-        speed = f"{b / r.median_ms:.2f}x" if (b and r.median_ms) else "-"
+        speed = ratio_text(b.median_ms, r.median_ms, b.noisy or r.noisy) if (b and r.median_ms) else "-"
         stored = "/".join(fmt_bytes(x) if x is not None else "-" for x in (r.input_bytes, r.weight_bytes, r.output_bytes))
         if r.status != "ok":
             rows.append((r.path, r.status, r.error[:90], "", "", "", "", "", ""))
             continue
         rows.append((
-            r.path, r.status, _fmt(r.median_ms), _fmt(r.iqr_ms), _fmt(r.gflops, "{:.1f}"), speed,
+            r.path, "noisy" if r.noisy else r.status, ("~" if r.noisy else "") + _fmt(r.median_ms), _fmt(r.iqr_ms), _fmt(r.gflops, "{:.1f}"), speed,
             _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-",
         ))
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *[r for r in rows if r[1] == "ok"] or [head])]
+    measured = ("ok", "noisy")
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *[r for r in rows if r[1] in measured] or [head])]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths))]
     for row in rows:
-        if row[1] != "ok":
+        if row[1] not in measured:
             lines.append("  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2]]))
         else:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))

@@ -1,7 +1,10 @@
 """The timing loop and its statistics.
 
 One untimed warm-up, then one sample per call on the monotonic ns clock (time.perf_counter_ns), the
-clock read right around the call and nothing else inside the timed region. The loop stops at the time
+clock read right around the call and nothing else inside the timed region. After each call (outside the
+timed region) the interference meter reads how long the measuring threads waited for a core, so every
+sample knows whether another program disturbed it; the statistics use the undisturbed samples when
+enough of them exist, and the loop's quality says whether they do (explorer.core.interference). The loop stops at the time
 budget (after at least `min_samples`), when the median is known precisely enough, on cancel, or at a
 sample cap that keeps memory flat. Progress goes out as generator yields every ~50 ms, so a GUI worker
 can stream samples without a callback inside the loop.
@@ -16,6 +19,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from explorer.core import interference as itf
+
 DEFAULT_BUDGET_MS = 500.0
 DEFAULT_MIN_SAMPLES = 5
 DEFAULT_PRECISION = 0.005  # stop early once the median's 95% CI half-width is below 0.5% of it
@@ -29,17 +34,43 @@ class Measurement:
     samples_ns: np.ndarray
     stop_reason: str = "budget"  # budget | converged | cancelled | max_samples
     wall_s: float = 0.0
+    waits_ns: np.ndarray | None = None  # per sample: run-queue wait of the measuring threads (None: unknown)
+    interference: itf.Interference | None = None
+    min_samples: int = DEFAULT_MIN_SAMPLES
+
+    def __post_init__(self):
+        self._stats = self.samples_ns
+        self.verdict = itf.Verdict("", "")
+        if self.interference is not None:
+            self.verdict = itf.judge(self.interference, self.min_samples)
+        if self.waits_ns is not None and self.waits_ns.size == self.samples_ns.size and self.verdict.quality == "ok":
+            clean = ~itf.disturbed_mask(self.samples_ns, self.waits_ns)
+            if clean.any():
+                self._stats = self.samples_ns[clean]  # the figures a quiet machine gives
 
     @property
     def n(self) -> int:
         return int(self.samples_ns.size)
 
     @property
+    def n_stats(self) -> int:
+        """Samples behind the statistics (the undisturbed ones when the loop is trusted)."""
+        return int(self._stats.size)
+
+    @property
+    def quality(self) -> str:
+        return self.verdict.quality
+
+    @property
+    def quality_reason(self) -> str:
+        return self.verdict.reason
+
+    @property
     def samples_ms(self) -> np.ndarray:
         return self.samples_ns / 1e6
 
     def _q(self, q: float) -> float:
-        return float(np.percentile(self.samples_ns, q)) / 1e6 if self.n else math.nan
+        return float(np.percentile(self._stats, q)) / 1e6 if self._stats.size else math.nan
 
     @property
     def median_ms(self) -> float:
@@ -59,18 +90,20 @@ class Measurement:
 
     @property
     def min_ms(self) -> float:
-        return float(self.samples_ns.min()) / 1e6 if self.n else math.nan
+        return float(self._stats.min()) / 1e6 if self._stats.size else math.nan
 
     @property
     def mean_ms(self) -> float:
-        return float(self.samples_ns.mean()) / 1e6 if self.n else math.nan
+        return float(self._stats.mean()) / 1e6 if self._stats.size else math.nan
 
     @property
     def rel_ci(self) -> float:
-        return median_rel_ci(self.samples_ns)
+        return median_rel_ci(self._stats)
 
     def __repr__(self) -> str:
-        return f"Measurement(median={self.median_ms:.4f} ms, iqr={self.iqr_ms:.4f} ms, n={self.n}, {self.stop_reason})"
+        q = f", {self.quality}" if self.quality else ""
+        return (f"Measurement(median={self.median_ms:.4f} ms, iqr={self.iqr_ms:.4f} ms, n={self.n}, "
+                f"{self.stop_reason}{q})")
 
 
 @dataclass
@@ -110,6 +143,7 @@ def measure_iter(
     budget: Budget | None = None,
     cancel: Callable[[], bool] | None = None,
     progress_interval_s: float = 0.05,
+    meter: bool = True,
 ) -> Iterator[Progress]:
     """Time fn per call; yields Progress every `progress_interval_s`; returns the Measurement (StopIteration.value)."""
     b = budget or Budget()
@@ -119,8 +153,14 @@ def measure_iter(
         fn()
         if cancel is not None and cancel():
             return Measurement(np.empty(0, dtype=np.int64), "cancelled", (clock() - start) / 1e9)
+    sched = itf.SchedReader() if meter else None  # after the warm-up: OpenMP's threads exist by now
+    canary_before = itf.canary_ns() if meter else 0
+    read_wait = (lambda: None) if sched is None or not sched.available else sched.read
     samples: list[int] = []
-    append = samples.append
+    waits: list[int] = []
+    append, append_wait = samples.append, waits.append
+    first = itf.snapshot(sched, clock)
+    last_wait = first.sched
     t_begin = clock()
     deadline = t_begin + int(b.budget_ms * 1e6)
     # Early stop is checked only after a fifth of the budget and on a geometric schedule: cheap, and
@@ -136,6 +176,15 @@ def measure_iter(
         fn()
         t1 = clock()
         append(t1 - t0)
+        if last_wait is not None:  # outside the timed region: did a measuring thread wait for a core?
+            now = read_wait()
+            if now is None:  # a thread came or went: re-list, and count this sample as disturbed
+                sched.refresh()
+                now = read_wait()
+                append_wait(1 << 62)
+            else:
+                append_wait(now[1] - last_wait[1])
+            last_wait = now
         n = len(samples)
         if cancel is not None and cancel():
             reason = "cancelled"
@@ -147,17 +196,42 @@ def measure_iter(
             break
         if n >= next_check:
             next_check = n + max(10, n // 2)
-            if t1 >= earliest_stop and median_rel_ci(np.asarray(samples)) < b.precision:
+            if t1 >= earliest_stop and median_rel_ci(_clean(samples, waits)) < b.precision:
                 reason = "converged"
                 break
         if t1 >= next_yield:
             yield Progress(np.asarray(samples[last_yielded:], dtype=np.int64), n, (t1 - t_begin) / 1e9, b.budget_ms / 1e3)
             last_yielded = n
             next_yield = clock() + interval_ns
+    end = itf.snapshot(sched, clock)
+    canary = (canary_before, itf.canary_ns()) if meter else None
     arr = np.asarray(samples, dtype=np.int64)
+    waits_arr = np.asarray(waits, dtype=np.int64) if len(waits) == arr.size and sched is not None else None
+    if sched is not None:
+        sched.close()
+    meter_out = itf.summarize(first, end, arr.size, _threads(), waits_arr, arr, canary) if meter else None
+    if meter:
+        itf.note_canary(min(canary))  # after judging this loop: a faster canary raises the bar for the next
     if last_yielded < arr.size:
         yield Progress(arr[last_yielded:], arr.size, (clock() - t_begin) / 1e9, b.budget_ms / 1e3)
-    return Measurement(arr, reason, (clock() - start) / 1e9)
+    return Measurement(arr, reason, (clock() - start) / 1e9, waits_arr, meter_out, b.min_samples)
+
+
+def _clean(samples: list[int], waits: list[int]) -> np.ndarray:
+    arr = np.asarray(samples)
+    if len(waits) != arr.size:
+        return arr
+    keep = ~itf.disturbed_mask(arr, np.asarray(waits))
+    return arr[keep] if keep.sum() >= 2 else arr
+
+
+def _threads() -> int:
+    try:
+        import torch
+
+        return torch.get_num_threads()
+    except Exception:  # noqa: BLE001 - a label only
+        return 1
 
 
 def measure(fn: Callable[[], object], budget: Budget | None = None, cancel: Callable[[], bool] | None = None) -> Measurement:

@@ -30,11 +30,17 @@ CSV_COLUMNS = (
     "p25_ms", "p75_ms", "stop_reason", "budget_ms", "ops", "pct_peak",
     "conv_impl", "src_tag", "wei_tag", "dst_tag", "reorder_count", "trace_conv_ms", "trace_reorder_ms",
     "cpu", "vary",
+    # The interference meter (explorer.core.interference): is this row's figure trustworthy?
+    "quality", "quality_reason", "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct",
+    "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg", "samples_used", "attempts", "allocator",
 )
 INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
-                "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
+                "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count",
+               "samples_used", "attempts"}
 FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
-                  "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
+                  "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms",
+                 "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"}
+QUALITIES = ("ok", "noisy", "")
 _INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
@@ -76,10 +82,27 @@ class Result:
     trace_conv_ms: float | None = None
     trace_reorder_ms: float | None = None
     vary: str = ""
+    quality: str = ""  # ok | noisy | "" (no interference counters on this platform, or not measured)
+    quality_reason: str = ""  # one sentence: the cause and its size
+    runq_wait_pct: float | None = None
+    faults_per_call: float | None = None
+    ctx_switches_per_call: float | None = None
+    cpu_pct: float | None = None
+    steal_pct: float | None = None
+    other_cpu_pct: float | None = None
+    slowdown_pct: float | None = None
+    loadavg: float | None = None
+    samples_used: int | None = None  # samples behind the statistics (undisturbed ones)
+    attempts: int | None = None
+    allocator: str = ""
     # Kept for charts and views, not written to the CSV:
     samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
     trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call
     layouts: dict = field(default_factory=dict, repr=False)  # role -> path_layouts.TensorLayout
+
+    @property
+    def noisy(self) -> bool:
+        return self.quality == "noisy"
 
     def row(self) -> dict:
         s = self.spec
@@ -93,6 +116,11 @@ class Result:
                 continue
             out[f.name] = getattr(self, f.name)
         return {k: _cell(out.get(k)) for k in CSV_COLUMNS}
+
+
+def row_is_noisy(row: dict) -> bool:
+    """A CSV row (dict) whose figure another program disturbed: a ratio built on it is uncertain."""
+    return (row.get("quality") or "") == "noisy"
 
 
 def _cell(v) -> str:

@@ -185,7 +185,8 @@ def test_plan_from_a_spec():
 
 # ---- running ----------------------------------------------------------------------------------------
 def _kinds(events):
-    return [type(e).__name__ for e in events if not type(e).__name__ == "Samples"]
+    # Samples and PathRetry (a loop another program disturbed, measured again) depend on the machine's load
+    return [type(e).__name__ for e in events if type(e).__name__ not in ("Samples", "PathRetry")]
 
 
 def test_iter_points_events_rows_and_progress():
