@@ -58,6 +58,9 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     p.add_argument("--budget-ms", type=positive_float, default=500.0, help="time budget per path in ms (default 500)")
     p.add_argument("--no-bias", action="store_true", help="convolution without bias")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call (no conv_impl/tag columns)")
+    p.add_argument("--allocator", type=str, default="tuned",
+                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
+                        "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
     if csv:
         p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
         p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
@@ -68,9 +71,27 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
 def run_options(args):
     from explorer.core.runner import RunOptions
 
-    return RunOptions(
+    from explorer.core.allocator import env_for
+
+    opts = RunOptions(
         paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
+        allocator=args.allocator,
     ).validate()
+    env_for(opts.allocator)  # jemalloc/tcmalloc not installed: one sentence before any work
+    return opts
+
+
+def measured_events(kind: str, *args, allocator: str, **kwargs):
+    """A core job's events from the measuring process (explorer.core.measuring), as the window gets them."""
+    from explorer.core import measuring
+
+    return measuring.events(kind, *args, allocator=allocator, **kwargs)
+
+
+def allocator_note(allocator: str) -> str:
+    from explorer.core.allocator import reproduce_hint
+
+    return f"allocator: {allocator}; to reproduce a figure in your own script: {reproduce_hint(allocator)}"
 
 
 def spec_from(args):

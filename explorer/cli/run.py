@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import add_run_options, fmt as _fmt, ratio_text, run_options, spec_from
+from explorer.cli.common import (
+    add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
+)
 from explorer.core.interference import warning_line
 
 
@@ -25,7 +27,7 @@ def add_parsers(sub) -> None:
 
 def cmd_run(args) -> int:
     from explorer.core.results import CsvSink, check_writable
-    from explorer.core.runner import PathFinished, PathStarted, iter_run
+    from explorer.core.runner import PathFinished, PathRetry, PathStarted
 
     from explorer.core.memory import check_memory
 
@@ -38,9 +40,12 @@ def cmd_run(args) -> int:
     if not quiet:
         print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's)", file=sys.stderr)
     try:
-        for ev in iter_run(spec, opts):
+        for ev in measured_events("run", spec, opts, allocator=opts.allocator):
             if isinstance(ev, PathStarted) and not quiet:
                 print(f"  [{ev.index + 1}/{ev.total}] {ev.path} ...", file=sys.stderr, flush=True)
+            elif isinstance(ev, PathRetry) and not quiet:
+                print(f"        disturbed ({ev.reason}); measuring again, attempt {ev.attempt}", file=sys.stderr,
+                      flush=True)
             elif isinstance(ev, PathFinished):
                 results.append(ev.result)
                 sink.add(ev.result)
@@ -50,6 +55,7 @@ def cmd_run(args) -> int:
             warn = warning_line(results)
             if warn:
                 print(warn)
+            print(allocator_note(opts.allocator), file=sys.stderr)
     if quiet:
         print(json.dumps({"results": [r.row() for r in results]}, indent=1))
     if args.csv and not quiet:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import add_run_options, fmt as _fmt, run_options, spec_from
+from explorer.cli.common import (
+    add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
+)
+from explorer.core.interference import warning_line
 
 COMMANDS: dict = {}
 
@@ -60,7 +63,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     """Run points through iter_points, writing each row as it finishes; print the table at the end."""
     from explorer.core.runner import PathFinished
     from explorer.core.results import CsvSink
-    from explorer.core.sweep import PointSkipped, PointStarted, iter_points
+    from explorer.core.runner import PathRetry
+    from explorer.core.sweep import PointSkipped, PointStarted
 
     opts = run_options(args)
     sink = CsvSink(sink_path)
@@ -68,6 +72,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     table: list[tuple] = []  # small summaries only, never Results
     json_rows: list[dict] = []
     dense: dict = {}
+    quality_rows: list[dict] = []
     current_cols: tuple = ()
 
     def note(msg: str) -> None:
@@ -75,7 +80,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     try:
-        for ev in iter_points(points, opts):
+        for ev in measured_events("points", points, opts, allocator=opts.allocator):
             if isinstance(ev, PointStarted):
                 current_cols = label_of(ev.point, cols=True)
                 p = ev.progress
@@ -86,18 +91,26 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
                 table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
+            elif isinstance(ev, PathRetry):
+                note(f"        {ev.path} disturbed ({ev.reason}); measuring again, attempt {ev.attempt}")
             elif isinstance(ev, PathFinished):
                 r = ev.result
                 sink.add(r)
+                quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
                 key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
                 if r.path == "dense" and r.status == "ok":
-                    dense[key] = r.median_ms
-                table.append((current_cols, r.path, r.status, r.error, r.median_ms, r.gflops, key))
+                    dense[key] = (r.median_ms, r.noisy)
+                status = "noisy" if r.status == "ok" and r.noisy else r.status
+                table.append((current_cols, r.path, status, r.error, r.median_ms, r.gflops, key))
                 if quiet:
                     json_rows.append(r.row())
     finally:
         if not quiet and table:
             print(_format_table(label_cols, table, dense))
+            warn = warning_line(quality_rows)
+            if warn:
+                print(warn)
+            print(allocator_note(opts.allocator), file=sys.stderr)
         if sink_path and not quiet:
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
     if quiet:
@@ -105,24 +118,21 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     return 0
 
 
-def _speedup(v: float) -> str:
-    return f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
-
-
 def _format_table(label_cols: tuple[str, ...], table: list[tuple], dense: dict) -> str:
     head = (*label_cols, "path", "status", "median ms", "GFLOP/s", "vs dense")
     rows = []
     for cols, path, status, error, median, gflops, key in table:
-        if status != "ok":
+        if status not in ("ok", "noisy"):
             rows.append((*cols, path, status, error[:100]))
             continue
-        base = dense.get(key)
-        speed = _speedup(base / median) if (base and median) else "-"
-        rows.append((*cols, path, status, _fmt(median), _fmt(gflops, "{:.1f}"), speed))
+        base, base_noisy = dense.get(key, (None, False))
+        speed = ratio_text(base, median, base_noisy or status == "noisy") if (base and median) else "-"
+        mark = "~" if status == "noisy" else ""
+        rows.append((*cols, path, status, mark + _fmt(median), _fmt(gflops, "{:.1f}"), speed))
     n = len(head)
     widths = [len(h) for h in head]
     for r in rows:
-        for i, x in enumerate(r[: n if r[len(label_cols) + 1] == "ok" else len(label_cols) + 2]):
+        for i, x in enumerate(r[: n if r[len(label_cols) + 1] in ("ok", "noisy") else len(label_cols) + 2]):
             widths[i] = max(widths[i], len(str(x)))
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
     for r in rows:

@@ -6,8 +6,15 @@ the GIL to read the clock, so a GUI redraw holding it lands inside a sample; and
 Python between paths (trace parsing, layouts) holds it while the window waits to repaint. A child
 process has its own GIL: the window only reads a pipe, and the measurement only competes for cores.
 
-The child is started once and reused (importing torch costs about a second). Cancel is a shared flag
-the child reads after every timed call. Closing the parent kills the child if it does not stop in time;
+The child is started once and reused (importing torch costs about a second), except for the `default`
+allocator, whose figures need a fresh process's glibc state: that child is new for every job. It is
+started with its allocator's environment (explorer.core.allocator), which glibc and the loader read at
+process start. Cancel is a shared flag the child reads after every timed call.
+
+Paced jobs (the window's): the child stops at every burst boundary (each Samples event, ~50 ms of
+timing) and waits until the parent acknowledges that the window has drawn it. The window therefore
+never draws while a sample is taken, and the measuring process needs no lower priority. The harness
+leaves those pauses out of the budget and out of the interference meter. Closing the parent kills the child if it does not stop in time;
 everything that finished was already sent. A child that dies (a crash inside oneDNN, the OOM killer)
 becomes a ChildDied error in the parent, never a hang.
 """
@@ -22,6 +29,8 @@ from typing import Iterator
 from explorer.core.errors import ExplorerError, InputError, SpecError
 
 _ERRORS = {"InputError": InputError, "SpecError": SpecError, "ExplorerError": ExplorerError}
+ACK_TIMEOUT_S = 0.5  # a window that does not answer in time lets the measurement go on (it never stalls)
+_env_lock = threading.Lock()  # os.environ is changed around a spawn: one spawn at a time
 
 
 class ChildDied(ExplorerError):
@@ -35,6 +44,22 @@ def _jobs():
     return {"run": iter_run, "points": iter_points}
 
 
+def _wait_ack(conn, flag, seq: int) -> None:
+    """Paused at a burst boundary until the parent acknowledges `seq` (or cancels, or time runs out)."""
+    import time
+
+    deadline = time.monotonic() + ACK_TIMEOUT_S
+    while flag.value == 0:
+        left = deadline - time.monotonic()
+        if left <= 0 or not conn.poll(min(left, 0.05)):
+            if left <= 0:
+                return
+            continue
+        msg = conn.recv()
+        if msg[0] == "ack" and msg[1] == seq:
+            return
+
+
 def _child_main(conn, flag, nice: int = 0) -> None:
     """The child's loop: one job at a time, every event sent as it is yielded."""
     import os
@@ -44,6 +69,9 @@ def _child_main(conn, flag, nice: int = 0) -> None:
     if nice:
         os.nice(nice)
     jobs = _jobs()
+    from explorer.core.runner import Samples
+
+    seq = 0
     while True:
         try:
             msg = conn.recv()
@@ -51,10 +79,17 @@ def _child_main(conn, flag, nice: int = 0) -> None:
             return  # the parent is gone
         if msg[0] == "quit":
             return
-        _, kind, args, kwargs = msg
+        if msg[0] != "job":
+            continue  # a late acknowledgement of a burst that already went on
+        _, kind, args, kwargs, paced = msg
         try:
             for ev in jobs[kind](*args, cancel=lambda: flag.value != 0, **kwargs):
-                conn.send(("event", ev))
+                if paced and isinstance(ev, Samples):
+                    seq += 1
+                    conn.send(("event", ev, seq))
+                    _wait_ack(conn, flag, seq)
+                else:
+                    conn.send(("event", ev, None))
             conn.send(("done", None))
         except BaseException as e:  # noqa: BLE001 - every failure is reported to the parent
             field = getattr(e, "field", None)
@@ -64,13 +99,17 @@ def _child_main(conn, flag, nice: int = 0) -> None:
 class ChildRunner:
     """A reusable measuring process. `iter(kind, *args, **kwargs)` yields the job's events in the parent."""
 
-    def __init__(self, start_now: bool = False, nice: int = 0):
+    def __init__(self, start_now: bool = False, nice: int = 0, env: dict | None = None, fresh_per_job: bool = False):
         self._ctx = mp.get_context("spawn")  # a fork of a process running Qt and OpenMP threads is unsafe
         self._proc = None
         self._conn = None
         self._flag = self._ctx.RawValue("b", 0)
         self._lock = threading.Lock()  # one job at a time
-        self.nice = nice  # > 0: the child yields a core to the parent's GUI thread when both want it
+        self._pending_ack = None
+        self.nice = nice
+        self.env = dict(env or {})  # environment changes for the child (None: variable removed)
+        self.fresh_per_job = fresh_per_job
+        self._jobs_done = 0
         if start_now:
             self.start()
 
@@ -85,24 +124,56 @@ class ChildRunner:
         parent, child = self._ctx.Pipe()
         self._proc = self._ctx.Process(target=_child_main, args=(child, self._flag, self.nice), name="mkldnn-explorer-measure",
                                        daemon=True)
-        self._proc.start()
+        with _env_lock:
+            import os
+
+            saved = {k: os.environ.get(k) for k in self.env}
+            try:
+                for k, v in self.env.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+                self._proc.start()  # spawn: the new interpreter starts with this environment
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
         child.close()
         self._conn = parent
+        self._jobs_done = 0
 
     def cancel(self) -> None:
         """Thread-safe: the child sees it after the current timed call."""
         self._flag.value = 1
 
-    def iter(self, kind: str, *args, **kwargs) -> Iterator:
+    def ack(self) -> None:
+        """The parent has shown the last burst: the paused child may time the next one (thread-safe)."""
+        seq, self._pending_ack = self._pending_ack, None
+        if seq is not None and self._conn is not None:
+            try:
+                self._conn.send(("ack", seq))
+            except OSError:
+                pass
+
+    def iter(self, kind: str, *args, pace: bool = False, **kwargs) -> Iterator:
         with self._lock:
+            if self.fresh_per_job and self._jobs_done and self.alive:
+                self.shutdown()  # a fresh process for every job: the allocator state of a new script
             self.start()
             self._flag.value = 0
-            self._conn.send(("job", kind, args, kwargs))
+            self._pending_ack = None
+            self._conn.send(("job", kind, args, kwargs, pace))
+            self._jobs_done += 1
             finished = False
             try:
                 while True:
-                    tag, payload = self._recv()
+                    msg = self._recv()
+                    tag, payload = msg[0], msg[1]
                     if tag == "event":
+                        self._pending_ack = msg[2]
                         yield payload
                     elif tag == "done":
                         finished = True
@@ -142,7 +213,7 @@ class ChildRunner:
         while time.monotonic() < deadline:
             if self._conn.poll(0.05):
                 try:
-                    tag, _ = self._conn.recv()
+                    tag = self._conn.recv()[0]
                 except (EOFError, OSError):
                     return False
                 if tag in ("done", "error"):
@@ -170,3 +241,42 @@ class ChildRunner:
         if self._proc.is_alive():
             self.kill()
         self._proc = None
+
+
+class ChildPool:
+    """One measuring process per allocator setting, each started with that setting's environment."""
+
+    def __init__(self, nice: int = 0):
+        self.nice = nice
+        self._children: dict[str, ChildRunner] = {}
+        self._lock = threading.Lock()
+
+    def get(self, allocator: str) -> ChildRunner:
+        from explorer.core.allocator import env_for, fresh_per_run
+
+        with self._lock:
+            c = self._children.get(allocator)
+            if c is None:
+                c = ChildRunner(nice=self.nice, env=env_for(allocator), fresh_per_job=fresh_per_run(allocator))
+                self._children[allocator] = c
+            return c
+
+    def children(self) -> list[ChildRunner]:
+        with self._lock:
+            return list(self._children.values())
+
+    def cancel(self) -> None:
+        for c in self.children():
+            c.cancel()
+
+    def ack(self) -> None:
+        for c in self.children():
+            c.ack()
+
+    def kill(self) -> None:
+        for c in self.children():
+            c.kill()
+
+    def shutdown(self, timeout_s: float = 1.0) -> None:
+        for c in self.children():
+            c.shutdown(timeout_s)

@@ -160,7 +160,12 @@ def measure_iter(
     waits: list[int] = []
     append, append_wait = samples.append, waits.append
     first = itf.snapshot(sched, clock)
-    last_wait = first.sched
+    paused = itf.Paused()
+    # A boundary before the first sample: a paced consumer (the window) draws now, not mid-loop.
+    yield Progress(np.empty(0, dtype=np.int64), 0, 0.0, b.budget_ms / 1e3)
+    p1 = itf.snapshot(sched, clock)
+    paused.add(first, p1)
+    last_wait = p1.sched
     t_begin = clock()
     deadline = t_begin + int(b.budget_ms * 1e6)
     # Early stop is checked only after a fifth of the budget and on a geometric schedule: cheap, and
@@ -200,7 +205,16 @@ def measure_iter(
                 reason = "converged"
                 break
         if t1 >= next_yield:
+            # The consumer may hold us here (the window drawing this burst): that time is neither budget
+            # nor loop for the meter, and the next sample's wait is counted from the resume.
+            p0 = itf.snapshot(sched, clock)
             yield Progress(np.asarray(samples[last_yielded:], dtype=np.int64), n, (t1 - t_begin) / 1e9, b.budget_ms / 1e3)
+            p1 = itf.snapshot(sched, clock)
+            paused.add(p0, p1)
+            held = p1.wall_ns - p0.wall_ns
+            deadline, earliest_stop, t_begin = deadline + held, earliest_stop + held, t_begin + held
+            if last_wait is not None:
+                last_wait = p1.sched if p1.sched is not None else read_wait()
             last_yielded = n
             next_yield = clock() + interval_ns
     end = itf.snapshot(sched, clock)
@@ -209,7 +223,7 @@ def measure_iter(
     waits_arr = np.asarray(waits, dtype=np.int64) if len(waits) == arr.size and sched is not None else None
     if sched is not None:
         sched.close()
-    meter_out = itf.summarize(first, end, arr.size, _threads(), waits_arr, arr, canary) if meter else None
+    meter_out = itf.summarize(first, end, arr.size, _threads(), waits_arr, arr, canary, paused) if meter else None
     if meter:
         itf.note_canary(min(canary))  # after judging this loop: a faster canary raises the bar for the next
     if last_yielded < arr.size:

@@ -200,6 +200,25 @@ class LoopSnapshot:
     own_cpu_ns: int  # this process's CPU time (user + system)
 
 
+class Paused:
+    """What happened while the loop was paused at burst boundaries (the window drawing): left out."""
+
+    def __init__(self):
+        self.wall = self.run = self.wait = self.nivcsw = self.minflt = self.busy = self.steal = self.own = 0
+
+    def add(self, a: LoopSnapshot, b: LoopSnapshot) -> None:
+        self.wall += b.wall_ns - a.wall_ns
+        if a.sched is not None and b.sched is not None:
+            self.run += b.sched[0] - a.sched[0]
+            self.wait += b.sched[1] - a.sched[1]
+        self.nivcsw += b.nivcsw - a.nivcsw
+        self.minflt += b.minflt - a.minflt
+        if a.ticks is not None and b.ticks is not None:
+            self.busy += b.ticks[0] - a.ticks[0]
+            self.steal += b.ticks[1] - a.ticks[1]
+        self.own += b.own_cpu_ns - a.own_cpu_ns
+
+
 def snapshot(sched: SchedReader | None, clock: Callable[[], int]) -> LoopSnapshot:
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return LoopSnapshot(clock(), sched.read() if sched is not None and sched.available else None,
@@ -236,8 +255,9 @@ def disturbed_mask(samples_ns: np.ndarray, waits_ns: np.ndarray) -> np.ndarray:
 
 
 def summarize(start: LoopSnapshot, end: LoopSnapshot, n: int, threads: int, waits_ns: np.ndarray | None,
-              samples_ns: np.ndarray, canary: tuple[int, int] | None = None) -> Interference:
-    wall = max(1, end.wall_ns - start.wall_ns)
+              samples_ns: np.ndarray, canary: tuple[int, int] | None = None, paused: Paused | None = None) -> Interference:
+    p = paused or Paused()
+    wall = max(1, end.wall_ns - start.wall_ns - p.wall)
     out = Interference(samples=n, threads=threads, loadavg=_loadavg())
     if canary is not None:
         best = canary_best()
@@ -245,20 +265,20 @@ def summarize(start: LoopSnapshot, end: LoopSnapshot, n: int, threads: int, wait
             # the slower of the two: a slowdown on either side of the loop overlapped part of it
             out.slowdown_pct = max(0.0, 100.0 * (max(canary) - best) / best)
     if n:
-        out.faults_per_call = (end.minflt - start.minflt) / n
-        out.ctx_switches_per_call = (end.nivcsw - start.nivcsw) / n
+        out.faults_per_call = (end.minflt - start.minflt - p.minflt) / n
+        out.ctx_switches_per_call = (end.nivcsw - start.nivcsw - p.nivcsw) / n
     if start.sched is not None and end.sched is not None:
-        run, wait = end.sched[0] - start.sched[0], end.sched[1] - start.sched[1]
+        run, wait = end.sched[0] - start.sched[0] - p.run, end.sched[1] - start.sched[1] - p.wait
         out.runq_wait_pct = 100.0 * wait / (wall * max(1, threads))
         out.cpu_pct = 100.0 * run / (wall * max(1, threads))
     if waits_ns is not None and waits_ns.size == samples_ns.size:
         out.disturbed = int(disturbed_mask(samples_ns, waits_ns).sum())
     if start.ticks is not None and end.ticks is not None:
         cpus = os.cpu_count() or 1
-        busy = (end.ticks[0] - start.ticks[0]) * TICK_NS
+        busy = (end.ticks[0] - start.ticks[0] - p.busy) * TICK_NS
         slack = 2 * cpus * TICK_NS  # each CPU's count can be off by one tick at either end of the loop
-        out.steal_pct = 100.0 * max(0, (end.ticks[1] - start.ticks[1]) * TICK_NS - slack) / (wall * cpus)
-        own = end.own_cpu_ns - start.own_cpu_ns
+        out.steal_pct = 100.0 * max(0, (end.ticks[1] - start.ticks[1] - p.steal) * TICK_NS - slack) / (wall * cpus)
+        own = end.own_cpu_ns - start.own_cpu_ns - p.own
         other = max(0, busy - own - slack)
         out.other_cpu_pct = 100.0 * other / (wall * cpus)
     return out

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from explorer.core import machine
+from explorer.core.allocator import DEFAULT_ALLOCATOR, current as current_allocator, validate as validate_allocator
 from explorer.core.errors import InputError
 from explorer.core.harness import DEFAULT_BUDGET_MS, DEFAULT_MIN_SAMPLES, DEFAULT_PRECISION, Budget, Progress, measure_iter
 from explorer.core.memory import check_memory
@@ -36,8 +37,10 @@ class RunOptions:
     check: bool = True  # compare each path's output with the f32 reference
     trace: bool = True  # capture one traced call per path for conv_impl / tags / reorders
     progress_interval_s: float = 0.05
+    allocator: str = DEFAULT_ALLOCATOR  # the measuring process's allocator (explorer.core.allocator)
 
     def validate(self) -> RunOptions:
+        validate_allocator(self.allocator)
         validate_paths(self.paths)
         if self.threads is not None:
             validate_threads(self.threads)
@@ -116,7 +119,7 @@ class RunContext:
     cpu: str = field(default_factory=machine.cpu_model)
     peak_fp32: float | None = None
     peak_bf16: float | None = None
-    allocator: str = field(default_factory=lambda: __import__("os").environ.get("MKLDNN_EXPLORER_ALLOCATOR", "default"))
+    allocator: str = field(default_factory=current_allocator)  # what this process really runs with
 
     @classmethod
     def current(cls) -> RunContext:

@@ -8,6 +8,8 @@ is not a session, or is damaged, raises InputError with one sentence naming the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import os
@@ -22,14 +24,11 @@ from explorer.core.spec import ConvSpec, parse_descriptor
 
 FORMAT = "mkldnn-explorer-session"
 VERSION = 1
-_RESULT_FIELDS = (
-    "status", "error", "samples", "median_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms", "gflops",
-    "max_abs_err", "input_bytes", "weight_bytes", "output_bytes", "stop_reason", "budget_ms", "pct_peak",
-    "torch_version", "onednn_version", "isa", "cpu", "started_at", "conv_impl", "src_tag", "wei_tag", "dst_tag",
-    "reorder_count", "trace_conv_ms", "trace_reorder_ms", "vary",
-)
-_STR_FIELDS = {"status", "error", "stop_reason", "torch_version", "onednn_version", "isa", "cpu", "started_at",
-               "conv_impl", "src_tag", "wei_tag", "dst_tag", "vary"}
+# Every Result field but the identity (spec, path, threads) and the views' objects, read off the dataclass
+# so a column added to Result is saved and restored without a second list to keep in step.
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result)
+                       if f.name not in ("spec", "path", "threads", "samples_ms", "trace", "layouts"))
+_STR_FIELDS = {f.name for f in dataclasses.fields(Result) if f.type in (str, "str")}
 
 
 @dataclass

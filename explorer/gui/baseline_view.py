@@ -44,6 +44,12 @@ def _num(v, fmt="{:.4g}") -> str:
     return fmt.format(v)
 
 
+def _may_draw() -> bool:
+    from explorer.gui.measure import may_draw
+
+    return may_draw()
+
+
 class ComparisonModel(QAbstractTableModel):
     """One row per matched pair (ratio B/A), then the rows only in A, then the rows only in B."""
 
@@ -186,7 +192,7 @@ class BaselineView(QWidget):
 
         self.timer = QTimer(self)
         self.timer.setInterval(300)
-        self.timer.timeout.connect(self._refresh_if_dirty)
+        self.timer.timeout.connect(lambda: self._refresh_if_dirty() if _may_draw() else None)
         self.timer.start()
         self.open_button.clicked.connect(self._open_dialog)
         self.clear_button.clicked.connect(self.clear)

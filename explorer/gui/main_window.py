@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
         self._restored_splitters = False
 
         self.controller = RunController(self)
+        self.controller.on_boundary = self._draw_boundary
         self.controller.path_started.connect(self._on_path_started)
         self.controller.samples.connect(self._on_samples)
         self.controller.path_finished.connect(self._on_path_finished)
@@ -225,7 +226,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.status_timer = QTimer(self)
         self.status_timer.setInterval(200)
-        self.status_timer.timeout.connect(self._tick_status)
+        self.status_timer.timeout.connect(self._timed_status)
 
         self._build_actions()
         self.panel.validity_changed.connect(self._on_validity)
@@ -457,6 +458,17 @@ class MainWindow(QMainWindow):
         self.eta_label.setText("")
         self._refresh_overviews()
         self.run_finished.emit(cancelled)
+
+    def _timed_status(self) -> None:
+        from explorer.gui.measure import may_draw
+
+        if may_draw():  # never while the measuring process times a burst
+            self._tick_status()
+
+    def _draw_boundary(self) -> None:
+        """At a burst boundary (the measuring process waits): draw everything that arrived."""
+        self.timing.redraw()
+        self._tick_status()
 
     def _tick_status(self) -> None:
         p = self._progress

@@ -1,70 +1,49 @@
-"""Where the GUI's measurements run: in a child process by default (explorer.core.child).
+"""The window's measurements run in the measuring child processes of explorer.core.measuring.
 
-The window then never shares a GIL with the timing loop: a redraw cannot land inside a sample, and
-pure-Python work between paths cannot stall the event loop. One child serves every run and sweep (one
-measurement at a time), started in the background when the window opens so the first Run is prompt.
-Set MKLDNN_EXPLORER_IN_PROCESS=1 to measure in a thread of the GUI process instead (for comparison, and
-for tests that patch the core in-process).
+The window never shares a GIL with the timing loop, and it asks for paced jobs: the child waits at each
+burst boundary until the window has drawn that burst (see explorer.core.child), so the window's drawing
+never lands inside a sample and the child needs no lower priority.
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
+from explorer.core.measuring import ack, cancel, in_child, kill, prestart, shutdown  # noqa: F401
 
-from explorer.core.child import ChildRunner
-
-IN_CHILD = os.environ.get("MKLDNN_EXPLORER_IN_PROCESS", "") != "1"
-# Niceness of the measuring process: with torch on every core, a nice child lets the window's thread
-# take a core the moment it has something to paint (see BENCHMARKS.md, GUI responsiveness).
-NICE = int(os.environ.get("MKLDNN_EXPLORER_CHILD_NICE", "10"))
-
-_child: ChildRunner | None = None
-_lock = threading.Lock()
+IN_CHILD = in_child()
 
 
-def child() -> ChildRunner:
-    global _child
-    with _lock:
-        if _child is None:
-            _child = ChildRunner(nice=NICE)
-        return _child
+def events(kind: str, *args, cancel, allocator=None, **kwargs):
+    from explorer.core import measuring
+
+    return measuring.events(kind, *args, cancel=cancel, allocator=allocator, pace=IN_CHILD, in_process=not IN_CHILD,
+                            **kwargs)
 
 
-def prestart() -> None:
-    """Start the measuring process in the background (it imports torch: about a second)."""
-    if IN_CHILD:
-        threading.Thread(target=lambda: child().start(), name="mkldnn-explorer-prestart", daemon=True).start()
+# True while the measuring process is timing a burst: the window's timers skip their redraws then (what
+# arrived is drawn at the next burst boundary, while the child waits). Set by the worker threads.
+_timing = False
 
 
-def events(kind: str, *args, cancel: threading.Event, **kwargs):
-    """The events of a core job ("run": iter_run, "points": iter_points), measured per IN_CHILD."""
-    if IN_CHILD:
-        return child().iter(kind, *args, **kwargs)
-    from explorer.core.runner import iter_run
-    from explorer.core.sweep import iter_points
-
-    job = {"run": iter_run, "points": iter_points}[kind]
-    return job(*args, cancel=cancel.is_set, **kwargs)
+def set_timing(on: bool) -> None:
+    global _timing
+    _timing = on
 
 
-def cancel() -> None:
-    """Thread-safe: the measuring process sees it after its current timed call."""
-    if _child is not None:
-        _child.cancel()
+def may_draw() -> bool:
+    """False while a burst is being timed: a timer-driven redraw now would take a core from a sample."""
+    return not _timing
 
 
-def kill() -> None:
-    """End a measurement that does not stop in time (a long call, the f32 reference): rows finished so far
-    were already received. The next job starts a fresh process."""
-    if _child is not None:
-        _child.kill()
+def paced_boundary(worker, emit_boundary) -> None:
+    """In a worker thread, at a burst boundary: let the window draw (emit_boundary(event) queues that to
+    the GUI thread, which sets the event when done), then let the measuring process go on."""
+    import threading
 
-
-def shutdown(timeout_s: float = 1.0) -> None:
-    if _child is not None:
-        _child.shutdown(timeout_s)
-
-
-atexit.register(shutdown, 0.5)
+    if not IN_CHILD:
+        return
+    done = threading.Event()
+    emit_boundary(done)
+    done.wait(0.5)  # a window that cannot draw in time does not hold the measurement up
+    if not worker.cancelled:
+        set_timing(True)
+        ack()

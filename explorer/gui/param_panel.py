@@ -185,6 +185,22 @@ class ParamPanel(QWidget):
         self.budget_spin.setToolTip("Time budget per path; timing stops earlier once the median is known to 0.5%.")
         self.budget_spin.valueChanged.connect(self._on_field_edited)
         f2.addRow("budget / path", self.budget_spin)
+        from explorer.core.allocator import ALLOCATORS, DEFAULT_ALLOCATOR, available
+
+        self.allocator_combo = QComboBox()
+        self.allocator_combo.setObjectName("allocator")
+        have = available()
+        for a in ALLOCATORS:
+            self.allocator_combo.addItem(a if a in have else f"{a} (not installed)", a)
+            if a not in have:  # shown, so the user knows it exists, but not selectable
+                self.allocator_combo.model().item(self.allocator_combo.count() - 1).setEnabled(False)
+        self.allocator_combo.setCurrentIndex(ALLOCATORS.index(DEFAULT_ALLOCATOR))
+        self.allocator_combo.setToolTip(
+            "The measuring process's memory allocator. tuned: glibc with fixed mmap/trim thresholds (reproducible, "
+            "like a long-running model); default: glibc as a fresh script has it (a new process per run); "
+            "jemalloc / tcmalloc: preloaded when installed.")
+        self.allocator_combo.currentIndexChanged.connect(self._on_field_edited)
+        f2.addRow("allocator", self.allocator_combo)
         self.trace_check = QCheckBox("record oneDNN trace and layouts")
         self.trace_check.setChecked(True)
         self.trace_check.setToolTip("One extra traced call per path (outside the timing) for the Trace and Layouts tabs.")
@@ -251,13 +267,15 @@ class ParamPanel(QWidget):
             "threads": self.threads_spin.value() or None,
             "budget_ms": float(self.budget_spin.value()),
             "trace": self.trace_check.isChecked(),
+            "allocator": self.allocator_combo.currentData(),
         }
 
     def run_options(self):
         from explorer.core.runner import RunOptions
 
         o = self.options()
-        return RunOptions(paths=tuple(o["paths"]), threads=o["threads"], budget_ms=o["budget_ms"], trace=o["trace"])
+        return RunOptions(paths=tuple(o["paths"]), threads=o["threads"], budget_ms=o["budget_ms"], trace=o["trace"],
+                          allocator=o["allocator"])
 
     def set_spec(self, spec: ConvSpec) -> None:
         self._fill(spec, set_desc=True)
@@ -270,7 +288,7 @@ class ParamPanel(QWidget):
         self._on_desc_edited(text)
         self._on_desc_finished()
 
-    def set_options(self, paths=None, threads=None, budget_ms=None, trace=None) -> None:
+    def set_options(self, paths=None, threads=None, budget_ms=None, trace=None, allocator=None) -> None:
         self._syncing = True
         try:
             if paths is not None:
@@ -282,6 +300,10 @@ class ParamPanel(QWidget):
                 self.budget_spin.setValue(int(round(float(budget_ms))))
             if trace is not None:
                 self.trace_check.setChecked(bool(trace))
+            if allocator is not None:
+                i = self.allocator_combo.findData(allocator)
+                if i >= 0 and self.allocator_combo.model().item(i).isEnabled():
+                    self.allocator_combo.setCurrentIndex(i)
         finally:
             self._syncing = False
         self._validate()

@@ -91,6 +91,7 @@ class SweepView(QWidget):
         self._last_status = ""
         self.data = SweepData()
         self.controller = SweepController(self)
+        self.controller.on_boundary = lambda: self._redraw()
         self.controller.sweep_started.connect(self._on_sweep_started)
         self.controller.rows_ready.connect(self._on_rows)
         self.controller.progress.connect(self._on_progress)
@@ -541,6 +542,10 @@ class SweepView(QWidget):
         self.heatmap.baseline_path = self.baseline_combo.currentText()
 
     def _tick(self) -> None:
+        from explorer.gui.measure import may_draw
+
+        if not may_draw():  # the measuring process is timing a burst: draw at its boundary instead
+            return
         self._redraw()
         eta, at = self._eta
         if self.is_running() and eta is not None:

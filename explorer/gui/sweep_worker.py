@@ -63,6 +63,7 @@ class SweepWorker(QObject):
     live = Signal(object)  # LiveState
     failed = Signal(str, str)  # one-sentence message, field ("" when none)
     done = Signal(bool)  # True when cancelled
+    boundary = Signal(object)  # threading.Event: the child waits; the window draws, then sets it
 
     def __init__(self, points, opts, csv_path=None, emit_interval_s: float = 0.05, ctx=None):
         super().__init__()
@@ -110,12 +111,17 @@ class SweepWorker(QObject):
             sink = CsvSink(self.csv_path)
             sink.flush()  # the header is on disk before the first point runs
             for ev in measure.events("points", self.points, self.opts, cancel=self._cancel, ctx=self.ctx,
-                                     keep_details=False):
+                                     keep_details=False, allocator=self.opts.allocator):
+                measure.set_timing(False)  # the child is between bursts now
                 if isinstance(ev, Samples):
                     lv = state["live"]
                     if lv is not None:
                         lv.n, lv.elapsed_s, lv.budget_s = ev.n, ev.elapsed_s, ev.budget_s
                         state["live_dirty"] = True
+                    if measure.IN_CHILD:  # a burst boundary: the child waits until the window has drawn
+                        flush(force=True)
+                        measure.paced_boundary(self, self.boundary.emit)
+                        continue
                 elif isinstance(ev, PathStarted):
                     state["live"] = LiveState(state["point"], state["label"], ev.path, ev.index, ev.total, 0, 0.0,
                                               0.0)
@@ -151,6 +157,7 @@ class SweepWorker(QObject):
             traceback.print_exc()
             self.failed.emit(f"{type(e).__name__}: {e}", "")
         finally:
+            measure.set_timing(False)
             self.done.emit(cancelled or self._cancel.is_set())
 
 

@@ -98,7 +98,7 @@ class TimingChart(QWidget):
         self._xs = np.arange(0, dtype=np.float64)
         self.timer = QTimer(self)
         self.timer.setInterval(REDRAW_MS)
-        self.timer.timeout.connect(self.redraw)
+        self.timer.timeout.connect(self._timed_redraw)
         self.timer.start()
         self.redraws = 0
         self._auto_y = True
@@ -164,6 +164,12 @@ class TimingChart(QWidget):
         b.dirty = True
 
     # ---- drawing -----------------------------------------------------------------------------------
+    def _timed_redraw(self) -> None:
+        from explorer.gui.measure import may_draw
+
+        if may_draw():  # never while the measuring process times a burst (drawn at its boundary instead)
+            self.redraw()
+
     def redraw(self) -> None:
         changed = False
         for path, b in self._buffers.items():

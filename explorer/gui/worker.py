@@ -15,7 +15,7 @@ import traceback
 from typing import Callable
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
 from explorer.gui import measure
@@ -42,9 +42,11 @@ class RunWorker(QObject):
 
     path_started = Signal(str, int, int)  # path, index, total
     samples = Signal(str, object, int, float, float)  # path, new samples (ms, np.ndarray), n, elapsed_s, budget_s
+    path_retry = Signal(str, int, str)  # path, attempt about to start, why the last loop was not trusted
     path_finished = Signal(object)  # explorer.core.results.Result
     failed = Signal(str, str)  # one-sentence message, field ("" when none)
     done = Signal(bool)  # True when cancelled
+    boundary = Signal(object)  # threading.Event: the child waits; the window draws, then sets it
 
     def __init__(self, spec, opts, csv_path=None, emit_interval_s: float = 0.05):
         super().__init__()
@@ -65,7 +67,7 @@ class RunWorker(QObject):
     @Slot()
     def run(self) -> None:
         from explorer.core.results import CsvSink
-        from explorer.core.runner import PathFinished, PathStarted, Samples
+        from explorer.core.runner import PathFinished, PathRetry, PathStarted, Samples
 
         pending: list[np.ndarray] = []
         last = {"path": "", "n": 0, "elapsed": 0.0, "budget": 0.0, "t": 0.0}
@@ -79,14 +81,22 @@ class RunWorker(QObject):
 
         try:
             sink = CsvSink(self.csv_path)
-            for ev in measure.events("run", self.spec, self.opts, cancel=self._cancel):
+            for ev in measure.events("run", self.spec, self.opts, cancel=self._cancel,
+                                     allocator=self.opts.allocator):
+                measure.set_timing(False)  # the child is between bursts now
                 if isinstance(ev, Samples):
                     if ev.path != last["path"]:
                         flush()
                     pending.append(np.asarray(ev.new_ms, dtype=np.float64))
                     last.update(path=ev.path, n=ev.n, elapsed=ev.elapsed_s, budget=ev.budget_s)
-                    if time.monotonic() - last["t"] >= self.emit_interval_s:
+                    if measure.IN_CHILD:  # a burst boundary: the child waits until the window has drawn
                         flush()
+                        measure.paced_boundary(self, self.boundary.emit)
+                    elif time.monotonic() - last["t"] >= self.emit_interval_s:
+                        flush()
+                elif isinstance(ev, PathRetry):
+                    flush()
+                    self.path_retry.emit(ev.path, ev.attempt, ev.reason)
                 elif isinstance(ev, PathStarted):
                     flush()
                     last["path"] = ev.path
@@ -106,6 +116,7 @@ class RunWorker(QObject):
             first = next((ln for ln in str(e).splitlines() if ln.strip()), "")
             self.failed.emit(f"{type(e).__name__}: {first}", "")
         finally:
+            measure.set_timing(False)
             self.done.emit(self._cancel.is_set())
             # Quit this thread's event loop from inside it: a queued quit() would need the GUI thread,
             # which may be the one waiting for us (closing the window mid-run).
@@ -127,6 +138,9 @@ class ThreadController(QObject):
         self._thread: QThread | None = None
         self._worker = None
         self.last_details = ""
+        # Called in the GUI thread at each burst boundary, while the measuring child waits: draw what
+        # arrived. The window sets it; the event is set afterwards in any case.
+        self.on_boundary: Callable[[], None] | None = None
 
     @property
     def running(self) -> bool:
@@ -144,6 +158,7 @@ class ThreadController(QObject):
         for signal, slot in forwards.items():
             signal.connect(slot)
         worker.failed.connect(self._on_failed)
+        worker.boundary.connect(self._on_boundary)
         thread.started.connect(worker.run)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
@@ -172,6 +187,16 @@ class ThreadController(QObject):
             self._on_thread_finished()
         return ok
 
+    @Slot(object)
+    def _on_boundary(self, event):
+        try:
+            if self.on_boundary is not None:
+                self.on_boundary()
+            # Paint what the redraws scheduled, now, while the child waits (not in the next burst).
+            QCoreApplication.processEvents(QEventLoop.ExcludeUserInputEvents)
+        finally:
+            event.set()
+
     @Slot(str, str)
     def _on_failed(self, message, field):
         self.last_details = getattr(self._worker, "details", "") if self._worker is not None else ""
@@ -197,6 +222,7 @@ class RunController(ThreadController):
 
     path_started = Signal(str, int, int)
     samples = Signal(str, object, int, float, float)
+    path_retry = Signal(str, int, str)
     path_finished = Signal(object)
 
     def start(self, spec, opts, csv_path=None) -> bool:
@@ -206,8 +232,13 @@ class RunController(ThreadController):
         return self._launch(worker, "mkldnn-explorer-run", {
             worker.path_started: self._on_path_started,
             worker.samples: self._on_samples,
+            worker.path_retry: self._on_path_retry,
             worker.path_finished: self._on_path_finished,
         })
+
+    @Slot(str, int, str)
+    def _on_path_retry(self, path, attempt, reason):
+        self.path_retry.emit(path, attempt, reason)
 
     # ---- slots in the GUI thread ------------------------------------------------------------------
     @Slot(str, int, int)

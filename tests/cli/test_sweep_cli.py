@@ -23,7 +23,10 @@ def test_sweep_divisors_table_and_csv(tmp_path, capsys):
     cap = capsys.readouterr()
     table = cap.out.splitlines()
     assert table[0].split() == ["g", "path", "status", "median", "ms", "GFLOP/s", "vs", "dense"]
-    assert len(table) == 9 and table[1].split()[:3] == ["1", "dense", "ok"] and table[1].split()[-1] == "1.00x"
+    # On a busy machine a row may be noisy: then its status column says so and its ratio is marked uncertain.
+    rows_out = [ln for ln in table[1:] if not ln.startswith("warning:")]
+    assert len(rows_out) == 8 and rows_out[0].split()[:2] == ["1", "dense"]
+    assert rows_out[0].split()[2] in ("ok", "noisy") and rows_out[0].split()[-1] in ("1.00x", "~1.00x?")
     assert "[4/4] g=8" in cap.err and "left)" in cap.err and "wrote 8 rows" in cap.err
 
 
@@ -92,12 +95,14 @@ def test_ctrl_c_keeps_every_finished_row(tmp_path, monkeypatch, capsys):
         yield from real(spec, *a, **k)
 
     monkeypatch.setattr(runner_mod, "iter_run", interrupting)
+    monkeypatch.setenv("MKLDNN_EXPLORER_IN_PROCESS", "1")  # the patched core runs in this process
     out = tmp_path / "part.csv"
     assert main(["sweep", TINY, "--vary", "mb=1:5", *FAST, "--csv", str(out)]) == 130
     assert [r["vary"] for r in read_csv(out)] == ["mb=1", "mb=2"]
     cap = capsys.readouterr()
     assert "interrupted" in cap.err and "wrote 2 rows" in cap.err
-    assert len(cap.out.splitlines()) == 3  # the table of finished rows is still printed
+    table = [ln for ln in cap.out.splitlines() if not ln.startswith("warning:")]  # a busy machine adds one
+    assert len(table) == 3  # the table of finished rows is still printed
 
 
 def test_batch_file_accounts_for_every_line(tmp_path, capsys):

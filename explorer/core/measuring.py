@@ -1,0 +1,85 @@
+"""Where measurements run: in a measuring child process per allocator setting (explorer.core.child).
+
+The CLI and the window both measure here, so their figures come from the same kind of process: a fresh
+interpreter started with the chosen allocator's environment, its own GIL, nothing else inside it. The
+window asks for paced jobs (the child waits at each burst boundary until the window has drawn); the CLI
+does not. MKLDNN_EXPLORER_IN_PROCESS=1 measures in the calling process instead (tests that patch the
+core in-process, comparisons); the allocator is then whatever this process was started with.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+
+from explorer.core.allocator import DEFAULT_ALLOCATOR, env_for
+from explorer.core.child import ChildPool
+
+
+def in_child() -> bool:
+    return os.environ.get("MKLDNN_EXPLORER_IN_PROCESS", "") != "1"
+
+
+_pool: ChildPool | None = None
+_lock = threading.Lock()
+
+
+def pool() -> ChildPool:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ChildPool()
+        return _pool
+
+
+def prestart(allocator: str = DEFAULT_ALLOCATOR) -> None:
+    """Start the measuring process in the background (it imports torch: about a second)."""
+    if in_child():
+        threading.Thread(target=lambda: pool().get(allocator).start(), name="mkldnn-explorer-prestart",
+                         daemon=True).start()
+
+
+def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bool = False,
+           in_process: bool | None = None, **kwargs):
+    """The events of a core job ("run": iter_run, "points": iter_points), measured in the child unless
+    in_process (default: MKLDNN_EXPLORER_IN_PROCESS). Raises InputError at once for an allocator that
+    cannot be had here."""
+    allocator = allocator or DEFAULT_ALLOCATOR
+    env_for(allocator)  # one sentence, before anything starts, when e.g. jemalloc is not installed
+    if in_process is None:
+        in_process = not in_child()
+    if not in_process:
+        return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
+    from explorer.core.runner import iter_run
+    from explorer.core.sweep import iter_points
+
+    job = {"run": iter_run, "points": iter_points}[kind]
+    flag = cancel.is_set if isinstance(cancel, threading.Event) else cancel
+    return job(*args, cancel=flag, **kwargs)
+
+
+def ack() -> None:
+    """The window has drawn the last burst: the paused measuring process goes on (thread-safe)."""
+    if _pool is not None:
+        _pool.ack()
+
+
+def cancel() -> None:
+    """Thread-safe: the measuring process sees it after its current timed call."""
+    if _pool is not None:
+        _pool.cancel()
+
+
+def kill() -> None:
+    """End a measurement that does not stop in time; rows finished so far were already received."""
+    if _pool is not None:
+        _pool.kill()
+
+
+def shutdown(timeout_s: float = 1.0) -> None:
+    if _pool is not None:
+        _pool.shutdown(timeout_s)
+
+
+atexit.register(shutdown, 0.5)
