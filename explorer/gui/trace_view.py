@@ -19,7 +19,7 @@ __all__ = ["TraceView", "TraceTableModel", "TimeBar", "REORDER_TIP", "NO_PRIMITI
 
 REORDER_TIP = (
     "A reorder copies a tensor into another memory layout, e.g. plain nchw (abcd) into the blocked "
-    "nChw16c (aBcd16b) the convolution kernel prefers, or back again.\n"
+    "nChw16c (aBcd16b, AVX-512) or nChw8c (aBcd8b, AVX2) the convolution kernel prefers, or back again.\n"
     "It costs a full read and write of the tensor on every call unless the tensor is kept in the "
     "kernel's layout (which is what MKLDNN tensors and prepacked MKLDNN weights are for).")
 CONV_TIP = "The convolution itself: the implementation column names the kernel oneDNN chose (ISA, algorithm)."
@@ -100,7 +100,7 @@ class TraceTableModel(QtCore.QAbstractTableModel):
                 return self.COLUMNS[section]
             if role == Qt.ToolTipRole:
                 return {
-                    2: "The oneDNN implementation (kernel) that ran, e.g. jit:avx512_core",
+                    2: "The oneDNN implementation (kernel) that ran and its ISA, e.g. jit:avx2 or jit:avx512_core",
                     3: "Propagation kind: forward training / inference, backward ...",
                     4: "Source memory: format tag and data type",
                     5: "Weight memory: format tag and data type",

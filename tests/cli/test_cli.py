@@ -75,13 +75,21 @@ def test_layout_tag_json(capsys):
     assert d["strides"] == [640, 320, 64, 16] and d["nbytes"] == 5120
 
 
-def test_layout_of_a_path_reads_the_real_descriptor(capsys):
+def test_layout_of_a_path_reads_the_real_descriptor(capsys, f32_block):
     assert main(["layout", "mb2ic17ih5iw4oc17oh5ow4kh3ph1", "--path", "mkldnn", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     out = d["tensors"]["output"]
     assert d["path"] == "mkldnn" and out["source"] == "descriptor"
-    assert out["stored_bytes"] == 5120 and out["logical_bytes"] == 2720
-    assert out["tag"] == "aBcd16b" or out["tag"].startswith("aBcd")
+    # 2x17x5x4 f32 with this CPU's channel block b: 17 channels pad to Cp = ceil(17/b)*b
+    # (AVX-512: aBcd16b, Cp 32, 5120 bytes; AVX2: aBcd8b, Cp 24, 3840 bytes).
+    b = f32_block
+    cp = -(-17 // b) * b
+    assert out["tag"] == f"aBcd{b}b" and out["alias"] == f"nChw{b}c"
+    assert out["padded_dims"] == [2, cp, 5, 4] and out["inner_blks"] == [b] and out["inner_idxs"] == [1]
+    assert out["strides"] == [cp * 5 * 4, 5 * 4 * b, 4 * b, b]
+    assert out["stored_bytes"] == out["nbytes"] == 2 * cp * 5 * 4 * 4 and out["logical_bytes"] == 2720
+    assert out["overhead_pct"] == round(100 * (2 * cp * 5 * 4 * 4 - 2720) / 2720, 2)
+    assert out["kernel_tag"] == out["tag"]  # the kernel wrote the output as it is stored
 
 
 def test_trace_json_lists_primitives(capsys):
