@@ -77,13 +77,21 @@ def available() -> tuple[str, ...]:
     return tuple(a for a in ALLOCATORS if a not in _LIBS or find_library(a) is not None)
 
 
+def _mapped(lib_word: str) -> bool | None:
+    """Whether a library whose file name holds `lib_word` is loaded in this process (None: unknown)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return any(lib_word in line for line in f)
+    except OSError:
+        return None
+
+
 def current() -> str:
-    """The setting this process really runs with: from the variables glibc and the loader read at start."""
-    pre = os.environ.get("LD_PRELOAD", "")
-    if "jemalloc" in pre:
-        return "jemalloc"
-    if "tcmalloc" in pre:
-        return "tcmalloc"
+    """The setting this process really runs with: the preloaded library as the loader mapped it, else the
+    variables glibc read at start."""
+    for name in ("jemalloc", "tcmalloc"):
+        if name in os.environ.get("LD_PRELOAD", "") and _mapped(f"lib{name}") is not False:
+            return name
     if all(os.environ.get(k) == v for k, v in TUNED_ENV.items()):
         return "tuned"
     if any(k in os.environ for k in TUNED_ENV):

@@ -50,6 +50,8 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     if in_process is None:
         in_process = not in_child()
     if not in_process:
+        if kind == "points" and _mixed_allocators(args[0], allocator):
+            return _routed_points(args[0], args[1], allocator, pace, **kwargs)
         return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
@@ -57,6 +59,56 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     job = {"run": iter_run, "points": iter_points}[kind]
     flag = cancel.is_set if isinstance(cancel, threading.Event) else cancel
     return job(*args, cancel=flag, **kwargs)
+
+
+def _mixed_allocators(points, default: str) -> bool:
+    return any((getattr(p, "allocator", None) or default) != default for p in points)
+
+
+def _routed_points(points, opts, default: str, pace: bool, **kwargs):
+    """A sweep over allocators: consecutive points of one setting run in that setting's process; the
+    events read as one sweep (one SweepStarted and SweepFinished, progress over all the points)."""
+    import dataclasses
+
+    from explorer.core.sweep import SweepFinished, SweepProgress, SweepStarted
+
+    groups: list[tuple[str, list]] = []
+    for p in points:
+        a = getattr(p, "allocator", None) or default
+        if groups and groups[-1][0] == a:
+            groups[-1][1].append(p)
+        else:
+            groups.append((a, [p]))
+    total = len(points)
+    base = {"done": 0, "skipped": 0, "rows": 0}
+    cancelled = False
+    last = None
+    for gi, (alloc, group) in enumerate(groups):
+        later = sum(len(g) for _, g in groups[gi + 1:])
+        gopts = dataclasses.replace(opts, allocator=alloc)
+        for ev in pool().get(alloc).iter("points", group, gopts, pace=pace, **kwargs):
+            if isinstance(ev, SweepStarted):
+                if gi == 0:
+                    yield dataclasses.replace(ev, points=list(points), total=total,
+                                              runnable=sum(1 for p in points if not p.skipped))
+                continue
+            prog = getattr(ev, "progress", None)
+            if prog is not None:
+                per_point = prog.elapsed_s / prog.done if prog.done else None
+                eta = (prog.eta_s or 0.0) + later * per_point if per_point is not None else prog.eta_s
+                prog = dataclasses.replace(prog, done=prog.done + base["done"], total=total,
+                                           skipped=prog.skipped + base["skipped"], rows=prog.rows + base["rows"], eta_s=eta)
+                ev = dataclasses.replace(ev, progress=prog)
+                last = prog
+            if isinstance(ev, SweepFinished):
+                cancelled = ev.cancelled
+                break
+            yield ev
+        if last is not None:
+            base = {"done": last.done, "skipped": last.skipped, "rows": last.rows}
+        if cancelled:
+            break
+    yield SweepFinished(last or SweepProgress(0, total, 0, 0, 0.0, None), cancelled)
 
 
 def ack() -> None:

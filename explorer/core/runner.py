@@ -134,7 +134,8 @@ def _base_result(spec: ConvSpec, path: str, threads: int, ctx: RunContext, opts:
     return Result(
         spec=spec, path=path, threads=threads, budget_ms=opts.budget_ms, torch_version=ctx.torch_version,
         onednn_version=ctx.onednn_version, isa=ctx.isa, cpu=ctx.cpu,
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), vary=vary, allocator=ctx.allocator,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), vary=vary,
+        allocator=current_allocator(),  # of this process, whatever the caller's context says
     )
 
 

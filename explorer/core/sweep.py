@@ -1,6 +1,6 @@
 """Sweeps: run one spec over a list or range of values of one or two fields (the full grid for two).
 
-`--vary` forms (FIELD is any spec field, dtype or threads):
+`--vary` forms (FIELD is any spec field, dtype, threads or allocator):
     g=1,2,4,8        a list (items may also be ranges: mb=1,3,8:64:x2)
     mb=1:64:x2       a geometric range, ratio a whole number >= 2, end included when reached
     ic=16:256:+16    an arithmetic range (step >= 1); ic=16:32 steps by 1
@@ -33,7 +33,8 @@ from explorer.core.spec import DTYPES, MAX_FIELD_VALUE, SPEC_FIELDS, ConvSpec, p
 MAX_POINTS = 10_000
 MAX_VARIES = 2
 # Fields a sweep can vary: every settable spec field (oh/ow are computed), the dtype and the threads.
-VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + ("dtype", "threads")
+# `allocator` too: its points run in the measuring process of each setting (explorer.core.measuring).
+VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + ("dtype", "threads", "allocator")
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
 _MIN_VALUE = {f: (0 if f in ("ph", "pw", "dh", "dw") else 1) for f in VARY_FIELDS}
 _INT = re.compile(r"^\d+$")
@@ -157,7 +158,13 @@ def parse_vary(text: str) -> Vary:
     if any(not s for s in items):
         raise _bad(f, f"{raw!r} has an empty item")
     values: list = []
-    if f == "dtype":
+    if f == "allocator":
+        from explorer.core.allocator import env_for
+
+        for s in items:
+            env_for(s)  # unknown, or not installed here: one sentence
+            values.append(s)
+    elif f == "dtype":
         for s in items:
             try:
                 values.append(parse_dtype(s))
@@ -208,6 +215,7 @@ class SweepPoint:
     error_field: str | None = None
     line: int | None = None  # batch files: 1-based line number
     text: str = ""  # batch files: the problem as written
+    allocator: str | None = None  # None: the run options' allocator
 
     @property
     def skipped(self) -> bool:
@@ -232,6 +240,8 @@ def _apply(base: ConvSpec, values: dict, given: set[str]) -> tuple[ConvSpec, int
     for f, v in values.items():
         if f == "threads":
             threads = v
+        elif f == "allocator":
+            continue  # not a spec field: SweepPoint.allocator
         else:
             changes[f] = v
     for h, w in _W_OF_H.items():
@@ -284,7 +294,7 @@ def plan_sweep(base: ConvSpec | str, varies: Iterable[str | Vary], given: set[st
                 f"{' and '.join(v.field for v in vs)}.", vs[0].field)
         spec, threads = _apply(base, values, given)
         err, err_field = _check(spec)
-        points.append(SweepPoint(len(points), values, spec, threads, err, err_field))
+        points.append(SweepPoint(len(points), values, spec, threads, err, err_field, allocator=values.get("allocator")))
     # Keep --vary order in the output: the first --vary is the outer loop.
     if order != list(range(len(vs))):
         first = vs[0].field
