@@ -28,6 +28,8 @@ def cmd_compare(args) -> int:
         desc, path, dtype, threads = m.key
         if m.ratio is None:
             ratio = f"{m.a.get('status')}/{m.b.get('status')}"
+        elif m.uncertain:
+            ratio = f"~{m.ratio:.3f}?"  # a noisy row: shown, never counted
         else:
             ratio = f"{m.ratio:.3f}"
         rows.append((desc or "-", path or "-", dtype or "-", _fmt(threads, "{}"), _fmt(m.a.get("median_ms")),
@@ -40,8 +42,10 @@ def cmd_compare(args) -> int:
         for r in rows:
             print("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
     g = c.geomean
-    print(f"{len(c.matched)} matched rows, {len(c.ratios)} with both medians; geometric mean B/A = "
+    print(f"{len(c.matched)} matched rows, {len(c.ratios)} trusted (both medians, neither noisy); geometric mean B/A = "
           f"{_fmt(g, '{:.3f}')}")
+    if c.uncertain:
+        print(f"{c.uncertain} pairs involve a noisy row (marked ~?): uncertain, left out of the geometric mean")
     for side, label, only in (("A", c.a_label, c.only_a), ("B", c.b_label, c.only_b)):
         if only:
             print(f"only in {side} ({label}): {len(only)} rows")

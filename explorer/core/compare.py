@@ -1,7 +1,8 @@
 """Compare two results CSVs: rows matched on (desc, path, dtype, threads), ratio B/A of the median time.
 
 ratio = B median / A median, so below 1 means B is faster. The geometric mean is over every matched
-pair where both rows are `ok` with a positive median. A key that occurs several times on one side (a
+pair where both rows are `ok` with a positive median and neither is `noisy` (another program disturbed
+its timing): a ratio on a noisy row is shown as uncertain and never counted as a finding. A key that occurs several times on one side (a
 batch file listing one shape twice) is paired in order of appearance; rows left over are unmatched.
 """
 
@@ -34,6 +35,11 @@ class Match:
             return None
         return bm / am
 
+    @property
+    def uncertain(self) -> bool:
+        """Either side's timing was disturbed by another program (quality=noisy)."""
+        return "noisy" in ((self.a.get("quality") or ""), (self.b.get("quality") or ""))
+
 
 @dataclass
 class Comparison:
@@ -45,11 +51,17 @@ class Comparison:
 
     @property
     def ratios(self) -> list[float]:
-        return [r for r in (m.ratio for m in self.matched) if r is not None]
+        """The trusted B/A ratios: both medians present, neither row noisy."""
+        return [m.ratio for m in self.matched if m.ratio is not None and not m.uncertain]
+
+    @property
+    def uncertain(self) -> int:
+        """Pairs with both medians whose ratio is uncertain (a noisy row): left out of the geometric mean."""
+        return sum(1 for m in self.matched if m.ratio is not None and m.uncertain)
 
     @property
     def geomean(self) -> float | None:
-        """Geometric mean of the B/A ratios (None when no pair has both medians)."""
+        """Geometric mean of the trusted B/A ratios (None when no pair has both medians and no noise)."""
         rs = self.ratios
         return math.exp(sum(math.log(r) for r in rs) / len(rs)) if rs else None
 
@@ -63,10 +75,12 @@ class Comparison:
             "key": list(KEY_COLUMNS),
             "ratio": "B median / A median (below 1: B is faster)",
             "geomean": self.geomean,
+            "uncertain": self.uncertain,
             "matched": [
                 {**{k: v for k, v in zip(KEY_COLUMNS, m.key)}, "name": m.a.get("name") or m.b.get("name"),
                  "a_status": m.a.get("status"), "b_status": m.b.get("status"),
-                 "a_median_ms": m.a.get("median_ms"), "b_median_ms": m.b.get("median_ms"), "ratio": m.ratio}
+                 "a_median_ms": m.a.get("median_ms"), "b_median_ms": m.b.get("median_ms"), "ratio": m.ratio,
+                 "uncertain": m.uncertain}
                 for m in self.matched
             ],
             "only_a": [brief(r) for r in self.only_a],

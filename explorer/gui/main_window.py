@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
         self.controller.on_boundary = self._draw_boundary
         self.controller.path_started.connect(self._on_path_started)
         self.controller.samples.connect(self._on_samples)
+        self.controller.path_retry.connect(self._on_path_retry)
         self.controller.path_finished.connect(self._on_path_finished)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
@@ -167,9 +168,22 @@ class MainWindow(QMainWindow):
         self.bottom_split.addWidget(self.detail_tabs)
         self.bottom_split.setSizes([560, 440])
 
+        # One line above the charts when any row is noisy: why, and what helps.
+        self.quality_label = QLabel("")
+        self.quality_label.setObjectName("qualityLabel")
+        self.quality_label.setWordWrap(True)
+        self.quality_label.setStyleSheet("QLabel#qualityLabel { background: rgba(230,160,40,60); border: 1px solid "
+                                         "rgba(214,137,16,180); border-radius: 3px; padding: 3px 6px; }")
+        self.quality_label.setVisible(False)
+        self.charts_box = QWidget()
+        box = QVBoxLayout(self.charts_box)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(2)
+        box.addWidget(self.quality_label)
+        box.addWidget(self.chart_split, 1)
         self.main_split = QSplitter(Qt.Vertical)
         self.main_split.setObjectName("mainSplit")
-        self.main_split.addWidget(self.chart_split)
+        self.main_split.addWidget(self.charts_box)
         self.main_split.addWidget(self.bottom_split)
         self.main_split.setSizes([430, 400])
         self.main_split.setStretchFactor(0, 1)
@@ -311,6 +325,7 @@ class MainWindow(QMainWindow):
         self.model.clear()
         self.timing.reset(opts.paths)
         self.summary.clear()
+        self._update_quality()
         self._show_path(None)
         self._progress = {"index": 0, "total": len(opts.paths), "elapsed": 0.0, "budget": opts.budget_ms / 1e3,
                           "path": ""}
@@ -399,8 +414,27 @@ class MainWindow(QMainWindow):
         self.timing.add_samples(path, arr)
         self._progress.update(elapsed=elapsed, budget=budget, path=path)
 
+    def _update_quality(self) -> None:
+        """The line above the charts: how many rows another program disturbed, the worst cause, what helps."""
+        from explorer.core.interference import ADVICE
+
+        rows = [r for r in self.model.results if r.status == "ok"]
+        noisy = [r for r in rows if getattr(r, "quality", "") == "noisy"]
+        self.quality_label.setVisible(bool(noisy))
+        if noisy:
+            worst = max(noisy, key=lambda r: r.runq_wait_pct or 0.0)
+            names = ", ".join(r.path for r in noisy)
+            self.quality_label.setText(
+                f"⚠ {len(noisy)} of {len(rows)} paths are noisy (hatched: {names}): {worst.quality_reason}. "
+                f"Their times and every ratio built on them are uncertain; {ADVICE}.")
+
+    def _on_path_retry(self, path, attempt, reason) -> None:
+        self.status_label.setText(f"{path}: disturbed ({reason}); measuring again, attempt {attempt}…")
+        self.timing.set_samples(path, [])  # the new loop's samples replace the disturbed ones
+
     def _on_path_finished(self, result) -> None:
         self.model.add(result)
+        self._update_quality()
         if self.model.rowCount() == 1:
             self._fit_columns()
         self.summary.set_result(result)
@@ -448,7 +482,9 @@ class MainWindow(QMainWindow):
             self.status_label.setText(f"Stopped: {n} finished paths kept ({took:.1f} s).")
         else:
             ok = sum(1 for r in self.model.results if r.status == "ok")
-            self.status_label.setText(f"Done: {n} paths ({ok} ok) in {took:.1f} s.")
+            noisy = sum(1 for r in self.model.results if r.status == "ok" and getattr(r, "quality", "") == "noisy")
+            extra = f", {noisy} of them noisy" if noisy else ""
+            self.status_label.setText(f"Done: {n} paths ({ok} ok{extra}) in {took:.1f} s.")
         if not self.table.selectionModel().hasSelection():
             ok = [r for r in self.model.results if r.status == "ok"]
             if ok:
@@ -697,6 +733,7 @@ class MainWindow(QMainWindow):
         if o.get("baseline"):
             self.summary.set_baseline(o["baseline"])
         self.model.set_results(s.results)
+        self._update_quality()
         self._fit_columns()
         self.timing.clear()
         self.summary.clear()

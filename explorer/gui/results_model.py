@@ -33,7 +33,9 @@ def _num(v, fmt="{:.4g}") -> str:
 # (what a 1280 px window shows without scrolling: path, status, median, IQR, speed, GFLOP/s).
 COLUMNS = [
     ("path", "Execution path (hover a path for what it does).", lambda r, m: r.path, str),
-    ("status", "ok, unsupported (torch refuses this path) or error.", lambda r, m: r.status, str),
+    ("status", "ok, noisy (another program disturbed the timing: the figure and its ratios are uncertain), "
+               "unsupported (torch refuses this path) or error.",
+     lambda r, m: "noisy" if (r.status == "ok" and getattr(r, "quality", "") == "noisy") else r.status, str),
     ("median ms", "Median time per call in milliseconds.", lambda r, m: r.median_ms, _num),
     ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
     ("vs baseline", "Speed relative to the baseline path chosen above the summary chart (>1 is faster).",
@@ -115,6 +117,13 @@ class ResultsModel(QAbstractTableModel):
                 return b.median_ms / r.median_ms
         return None
 
+    def uncertain(self, r) -> bool:
+        """A ratio involving r is uncertain when r or its baseline row is noisy."""
+        if getattr(r, "quality", "") == "noisy":
+            return True
+        return any(b.path == self.baseline and b.spec == r.spec and getattr(b, "quality", "") == "noisy"
+                   for b in self._results)
+
     def pct_peak(self, r):
         if not r.gflops:
             return None
@@ -156,8 +165,16 @@ class ResultsModel(QAbstractTableModel):
         row, col = index.row(), index.column()
         r = self._results[row]
         name = HEADERS[col]
+        noisy = getattr(r, "quality", "") == "noisy"
         if role == Qt.DisplayRole:
-            return self.text(row, col)
+            text = self.text(row, col)
+            if text and noisy and name in ("median ms", "GFLOP/s", "% peak"):
+                return "~" + text
+            if text and name == "vs baseline" and self.uncertain(r):
+                return f"~{text}?"
+            return text
+        if role == Qt.BackgroundRole and noisy:  # hatched like its bar: this row is no finding
+            return QBrush(QColor(230, 160, 40, 70), Qt.BDiagPattern)
         if role == SORT_ROLE:
             v = self.value(row, col)
             if name in TEXT_COLUMNS:
@@ -169,11 +186,15 @@ class ResultsModel(QAbstractTableModel):
             return qcolor(r.path)
         if role == Qt.ForegroundRole and name == "status" and r.status != "ok":
             return QBrush(QColor("#c0392b"))
+        if role == Qt.ForegroundRole and name == "status" and noisy:
+            return QBrush(QColor("#d68910"))
         if role == Qt.FontRole and name == "path":
             f = QFont()
             f.setBold(True)
             return f
         if role == Qt.ToolTipRole:
+            if noisy and r.quality_reason:
+                return f"Noisy: {r.quality_reason}. The figure and every ratio built on it are uncertain."
             if name == "path":
                 return PATH_HELP.get(r.path, r.path)
             if name in ("error", "status") and r.error:

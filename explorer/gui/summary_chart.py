@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.core.paths import PATH_HELP, PATHS
@@ -18,11 +18,12 @@ from explorer.gui.timing_chart import cache_static_items
 
 
 class _Stat:
-    __slots__ = ("median", "p25", "p75", "gflops", "pct", "status", "live", "n")
+    __slots__ = ("median", "p25", "p75", "gflops", "pct", "status", "live", "n", "noisy")
 
-    def __init__(self, median=None, p25=None, p75=None, gflops=None, pct=None, status="ok", live=False, n=0):
+    def __init__(self, median=None, p25=None, p75=None, gflops=None, pct=None, status="ok", live=False, n=0, noisy=False):
         self.median, self.p25, self.p75 = median, p25, p75
         self.gflops, self.pct, self.status, self.live, self.n = gflops, pct, status, live, n
+        self.noisy = noisy  # another program disturbed the loop: the bar is hatched, its ratios uncertain
 
 
 class SummaryChart(QWidget):
@@ -113,7 +114,8 @@ class SummaryChart(QWidget):
         else:
             p25 = r.p25_ms if r.p25_ms is not None else r.median_ms
             p75 = r.p75_ms if r.p75_ms is not None else r.median_ms
-            self._stats[r.path] = _Stat(r.median_ms, p25, p75, r.gflops, r.pct_peak, "ok", False, r.samples)
+            self._stats[r.path] = _Stat(r.median_ms, p25, p75, r.gflops, r.pct_peak, "ok", False, r.samples,
+                                        getattr(r, "quality", "") == "noisy")
         self.dtype = r.spec.dtype
         self.redraw()
 
@@ -152,6 +154,7 @@ class SummaryChart(QWidget):
             self.plot.setYRange(-0.6, max(len(paths), 3) - 0.4, padding=0)
         base = self._stats.get(self.baseline)
         base_med = base.median if (base and base.median and not base.live) else None
+        self._base_noisy = bool(base and base.noisy)
         ys, widths, brushes, pens, meds, lefts, rights = [], [], [], [], [], [], []
         fm = QFontMetricsF(self.font())
         width_px = max(self.plot.getViewBox().width(), 120.0)
@@ -167,8 +170,12 @@ class SummaryChart(QWidget):
             rows.append((i, p, s))
             ys.append(i)
             widths.append(s.median)
-            brushes.append(pg.mkBrush(qcolor(p, 110 if s.live else 230)))
-            pens.append(pg.mkPen(path_color(p), width=1))
+            if s.noisy:  # hatched, not filled: a figure another program disturbed is no finding
+                brushes.append(QBrush(qcolor(p, 230), Qt.BDiagPattern))
+                pens.append(pg.mkPen(path_color(p), width=1, style=Qt.DashLine))
+            else:
+                brushes.append(pg.mkBrush(qcolor(p, 110 if s.live else 230)))
+                pens.append(pg.mkPen(path_color(p), width=1))
             meds.append(s.median)
             lefts.append(s.median - s.p25)
             rights.append(s.p75 - s.median)
@@ -217,11 +224,15 @@ class SummaryChart(QWidget):
 
     def label(self, p: str, s: _Stat, base_med, detail: int = 3) -> str:
         """The bar's label: median, then (detail >= 1) speed against the baseline, (>= 2) GFLOP/s, (>= 3) % peak."""
-        parts = [f"{s.median:.3g} ms"]
+        parts = [f"{'~' if s.noisy else ''}{s.median:.3g} ms"]
         if s.live:
             return parts[0] + (f" · running ({s.n} calls)" if detail >= 2 else " · running")
         if base_med:
-            parts.append("baseline" if p == self.baseline else f"{base_med / s.median:.3g}x")
+            uncertain = s.noisy or getattr(self, "_base_noisy", False)
+            ratio = f"~{base_med / s.median:.3g}x?" if uncertain else f"{base_med / s.median:.3g}x"
+            parts.append("baseline" if p == self.baseline else ratio)
+        if s.noisy:
+            parts.append("noisy")
         if s.gflops and detail >= 2:
             parts.append(f"{s.gflops:.3g} GFLOP/s")
         pct = self._pct(s)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from explorer.core.paths import PATHS
@@ -51,6 +51,7 @@ class Cell:
     threads: object = None
     vary: str = ""
     error: str = ""
+    noisy: bool = False  # another program disturbed its loop: marked, and ratios built on it are uncertain
 
     @property
     def ok(self) -> bool:
@@ -83,6 +84,8 @@ class Cell:
                                                        if iqr is not None else ""))
         if self.gflops:
             lines.append(f"{self.gflops:.4g} GFLOP/s")
+        if self.noisy:
+            lines.append("noisy: another program disturbed this timing (uncertain)")
         return "\n".join(lines)
 
 
@@ -92,10 +95,11 @@ def cell_of(r) -> Cell:
         g = r.get
         return Cell(g("path") or "", g("status") or "", _f(g("median_ms")), _f(g("p25_ms")), _f(g("p75_ms")),
                     _f(g("gflops")), g("desc") or "", g("name") or "", g("dtype") or "", g("threads"),
-                    g("vary") or "", g("error") or "")
+                    g("vary") or "", g("error") or "", (g("quality") or "") == "noisy")
     s = r.spec
     return Cell(r.path, r.status, r.median_ms, r.p25_ms, r.p75_ms, r.gflops, s.desc if s else "",
-                s.name if s else "", s.dtype if s else "", r.threads, r.vary, r.error)
+                s.name if s else "", s.dtype if s else "", r.threads, r.vary, r.error,
+                getattr(r, "quality", "") == "noisy")
 
 
 def _f(v) -> float | None:
@@ -511,6 +515,22 @@ def _line_hover(parts) -> tuple:
     return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
 
 
+NOISY_PEN = "#d68910"
+
+
+def _noisy_marks(plot) -> pg.PlotDataItem:
+    """Crosses over the points another program disturbed (not in the legend; follows log axes)."""
+    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=13, symbolBrush=NOISY_PEN,
+                           symbolPen=pg.mkPen(NOISY_PEN, width=2))
+    item.setZValue(20)
+    plot.addItem(item)
+    return item
+
+
+def _set_marks(item, xs, ys) -> None:
+    item.setData(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+
+
 class _ChartBase(QWidget):
     title = ""
 
@@ -699,6 +719,15 @@ class LineChart(_ChartBase):
                     self.baseline_curves[(label, path)].setData(x, y, skipFiniteCheck=clean)
                 hover.append((lambda x=x: _log(x, log_x), lambda y=y: _log(y, log_y), cells, order, label))
         self._hover_later(functools.partial(_line_hover, hover))
+        if getattr(self, "noisy_marks", None) is None:
+            self.noisy_marks = _noisy_marks(self.plot)
+        mx, my = [], []
+        for key, name, cells, order, x, y, lo, hi in series:
+            if key[0] == "path":
+                flags = np.array([c.noisy for _, c in cells], dtype=bool)[order] if len(cells) else np.zeros(0, bool)
+                mx += list(x[flags])
+                my += list(y[flags])
+        _set_marks(self.noisy_marks, mx, my)
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
             self._show_message("Run a sweep: results land here point by point.")
@@ -743,7 +772,7 @@ class SpeedupChart(_ChartBase):
             k = max(1, len(others))
             w = 0.8 / k
             for j, path in enumerate(others):
-                xs, hs, texts = [], [], []
+                xs, hs, texts, unsure = [], [], [], []
                 for coord, c in data.path_cells(path):
                     b = base.get(coord)
                     if b is None:
@@ -751,13 +780,17 @@ class SpeedupChart(_ChartBase):
                     s = b.median / c.median
                     xs.append(coord - 0.4 + w * (j + 0.5))
                     hs.append(s)
-                    texts.append(f"{data.layers[coord][1]}\n{path}: {s:.3g}x vs {self.baseline_path}\n"
+                    unsure.append(c.noisy or b.noisy)
+                    texts.append(f"{data.layers[coord][1]}\n{path}: {s:.3g}x vs {self.baseline_path}"
+                                 f"{' (uncertain: noisy)' if c.noisy or b.noisy else ''}\n"
                                  f"{c.median:.4g} ms vs {b.median:.4g} ms")
                 if not xs:
                     continue
                 hs = list(np.log10(np.array(hs, dtype=float)))
+                brushes = [QBrush(qcolor(path, 220), Qt.BDiagPattern) if u else pg.mkBrush(qcolor(path, 220))
+                           for u in unsure]  # hatched: a ratio on a noisy row is no finding
                 bars = pg.BarGraphItem(x=np.array(xs), y0=0.0, height=np.array(hs), width=w * 0.92,
-                                       brush=pg.mkBrush(qcolor(path, 220)), pen=pg.mkPen(path_color(path)))
+                                       brushes=brushes, pen=pg.mkPen(path_color(path)))
                 self._add(bars, path)
                 self.curves[path] = bars
                 hx += xs
@@ -806,6 +839,16 @@ class SpeedupChart(_ChartBase):
                     self.curves[path].setData(x, y, skipFiniteCheck=clean)
                 hover.append((x, y, path, pairs, order))
             self._hover_later(functools.partial(_speedup_hover, hover, log_x, self.baseline_path))
+            if getattr(self, "noisy_marks", None) is None:
+                self.noisy_marks = _noisy_marks(self.plot)
+            mx, my = [], []
+            for path, x, y, pairs, order in series:
+                flags = np.array([c.noisy or b.noisy for c, b in pairs], dtype=bool)[order]
+                mx += list(x[flags])
+                my += list(y[flags])
+            _set_marks(self.noisy_marks, mx, my)
+        if data.mode == "batch" and getattr(self, "noisy_marks", None) is not None:
+            _set_marks(self.noisy_marks, [], [])
         self.plot.enableAutoRange()
         if not self.curves:
             msg = (f"No {self.baseline_path} results yet to compare with." if data.cells else
@@ -823,7 +866,8 @@ def _speedup_hover(parts, log_x: bool, baseline_path: str) -> tuple:
         hy.append(np.log10(y))
         for i, s in zip(order, y):
             c, b = pairs[i]
-            texts.append(f"{c.desc}\n{path}: {s:.3g}x vs {baseline_path}\n{c.median:.4g} ms vs {b.median:.4g} ms")
+            unsure = " (uncertain: noisy)" if (c.noisy or b.noisy) else ""
+            texts.append(f"{c.desc}\n{path}: {s:.3g}x vs {baseline_path}{unsure}\n{c.median:.4g} ms vs {b.median:.4g} ms")
     return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
 
 
@@ -1021,17 +1065,23 @@ class HeatmapChart(_ChartBase):
                 for p in ordered(cs):
                     c = cs[p]
                     lines.append(f"  {p}: {c.median:.4g} ms" + (f" · {c.gflops:.4g} GFLOP/s" if c.gflops else ""))
+                unsure = any(c.noisy for c in cs.values())
+                if unsure:
+                    lines.append("uncertain: a noisy timing in this cell")
                 texts[(i, j)] = "\n".join(lines)
-                labels[(i, j)] = _abbrev_path(best.path) + (f"\n{fmt_x(base.median / best.median)}" if base else "")
+                labels[(i, j)] = (_abbrev_path(best.path) + ("?" if unsure else "")
+                                  + (f"\n{fmt_x(base.median / best.median)}" if base else ""))
             else:
                 c = cs.get(self.path)
                 if c is None or base is None:
                     continue
                 s = base.median / c.median
                 grid[i, j] = math.log2(s)
-                texts[(i, j)] = (f"{head}\n{self.path}: {s:.3g}x vs {self.baseline_path}\n"
+                unsure = c.noisy or base.noisy
+                texts[(i, j)] = (f"{head}\n{self.path}: {s:.3g}x vs {self.baseline_path}"
+                                 f"{' (uncertain: noisy)' if unsure else ''}\n"
                                  f"{c.median:.4g} ms vs {base.median:.4g} ms")
-                labels[(i, j)] = fmt_x(s)
+                labels[(i, j)] = fmt_x(s) + ("?" if unsure else "")
         self.grid = grid if (nx and ny) else np.full((0, 0), np.nan, dtype=np.float32)
         self._cell_text = texts
         self.legend.clear()

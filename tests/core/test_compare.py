@@ -68,3 +68,17 @@ def test_compare_csv_files(tmp_path):
     assert row_key(c.matched[0].a) == (spec.desc, "dense", "f32", 1)
     with pytest.raises(InputError, match="no such file"):
         compare_csv(tmp_path / "a.csv", tmp_path / "missing.csv")
+
+
+def test_a_noisy_row_makes_its_ratio_uncertain_and_keeps_it_out_of_the_geomean():
+    from explorer.core.compare import compare_rows
+
+    def row(path, ms, q="ok"):
+        return {"desc": "d", "path": path, "dtype": "f32", "threads": 1, "status": "ok", "median_ms": ms, "quality": q}
+
+    a = [row("dense", 1.0), row("mkldnn", 1.0)]
+    b = [row("dense", 0.5), row("mkldnn", 100.0, "noisy")]
+    c = compare_rows(a, b)
+    assert [m.uncertain for m in c.matched] == [False, True]
+    assert c.ratios == [0.5] and c.geomean == 0.5 and c.uncertain == 1
+    assert c.to_json()["matched"][1]["uncertain"] is True
