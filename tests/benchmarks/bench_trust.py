@@ -1,0 +1,338 @@
+"""Can a figure be trusted? Three checks, each the way a user would make it (issue: numbers you can trust).
+
+  fidelity  the CLI's medians (`mkldnn-explorer run`, a new process per run) against torch.utils.benchmark
+            in a separate fresh Python process of the user's own, with the same threads and the allocator
+            setting the tool prints (tuned by default); every path, alternated, several rounds.
+  gui       the window's medians (`mkldnn-explorer gui DESC --run --csv --exit-when-done`, a real window
+            when DISPLAY is set) against the CLI's, alternated; and the window's event-loop stall p99.
+  load      the CLI under a bounded background load (a busy loop at nice 19 per core, each in a session
+            of its own, as a desktop's other programs are): rows off by more than 10% from the quiet
+            figure that are NOT marked noisy, and whether every noisy row names its cause.
+
+    python tests/benchmarks/bench_trust.py fidelity [--rounds 5] [--out DIR]
+    python tests/benchmarks/bench_trust.py gui [--rounds 3]
+    python tests/benchmarks/bench_trust.py load [--rounds 5] [--quiet DIR/fidelity.json]
+
+Each prints a markdown table and writes its raw figures as JSON in --out (default bench-out/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+PATHS = ("dense", "channels_last", "native", "mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
+# From ~15 us to ~100 ms per call (dense f32, 2 threads, this 2-core EPYC).
+SPECS = [
+    "mb1ic8ih8oc8oh8kh3ph1",
+    "mb2ic16ih14oc16oh14kh3ph1",
+    "mb1ic32ih28oc32oh28kh3ph1",
+    "g32mb1ic32ih56oc32oh56kh3ph1",
+    "mb1ic256ih56oc64oh56kh1ph0",
+    "mb1ic64ih56oc64oh56kh3ph1",
+    "mb1ic3ih224oc64oh112kh7sh2ph3",
+    "mb8ic64ih28oc64oh28kh3ph1",
+    "mb4ic128ih28oc128oh28kh3ph1",
+    "mb8ic256ih14oc256oh14kh3ph1",
+    "mb16ic64ih56oc64oh56kh3ph1",
+]
+TUNED_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1000000000"}
+
+# The user's own script: the statement of each path exactly as the README states it, timed by
+# torch.utils.benchmark in a fresh process.
+USER_SCRIPT = r'''
+import json, sys
+import torch, torch.nn.functional as F, torch.utils.mkldnn, torch.utils.benchmark as tb
+from explorer.core.spec import parse_descriptor
+spec = parse_descriptor(sys.argv[1]); threads = int(sys.argv[2]); paths = sys.argv[3].split(","); t_min = float(sys.argv[4])
+torch.manual_seed(0)
+torch.set_grad_enabled(False)
+conv = torch.nn.Conv2d(spec.ic, spec.oc, (spec.kh, spec.kw), stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw),
+                       dilation=spec.torch_dilation, groups=spec.g, bias=spec.bias).eval().requires_grad_(False)
+x, w, b = torch.randn(spec.input_shape), conv.weight, conv.bias
+args = dict(stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw), dilation=spec.torch_dilation, groups=spec.g)
+cl = torch.channels_last
+g = dict(F=F, torch=torch, x=x, w=w, b=b, args=args)
+stmts = {
+    "dense": ("", "F.conv2d(x, w, b, **args)"),
+    "channels_last": ("xc = x.contiguous(memory_format=torch.channels_last); wc = w.contiguous(memory_format=torch.channels_last)",
+                      "F.conv2d(xc, wc, b, **args)"),
+    "native": ("torch.backends.mkldnn.enabled = False", "F.conv2d(x, w, b, **args)"),
+    "mkldnn": ("m = torch.utils.mkldnn.to_mkldnn(conv); xm = x.to_mkldnn()", "m.forward(xm)"),
+    "mkldnn_functional": ("xm = x.to_mkldnn()", "F.conv2d(xm, w, b, **args)"),
+    "mkldnn_roundtrip": ("m = torch.utils.mkldnn.to_mkldnn(conv)", "m.forward(x.to_mkldnn()).to_dense()"),
+}
+g["conv"] = conv
+out = {}
+for p in paths:
+    setup, stmt = stmts[p]
+    t = tb.Timer(stmt=stmt, setup=setup, globals=dict(g), num_threads=threads)
+    m = t.blocked_autorange(min_run_time=t_min)
+    out[p] = m.median * 1e3
+    torch.backends.mkldnn.enabled = True
+print(json.dumps(out))
+'''
+
+
+def _env(extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", *TUNED_ENV)}
+    env.update(extra or {})
+    env.setdefault("PYTHONPATH", str(ROOT))
+    return env
+
+
+def tub_fresh(desc: str, threads: int, paths, t_min: float) -> dict:
+    """torch.utils.benchmark in a new process started with the tool's default allocator setting (tuned)."""
+    p = subprocess.run([PY, "-c", USER_SCRIPT, desc, str(threads), ",".join(paths), str(t_min)],
+                       capture_output=True, text=True, env=_env(TUNED_ENV), timeout=900)
+    if p.returncode:
+        raise RuntimeError(p.stderr[-2000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _rows(path: Path) -> dict:
+    with open(path, newline="") as f:
+        return {r["path"]: r for r in csv.DictReader(f)}
+
+
+def app_cli(desc: str, threads: int, paths, budget_ms: float, tmp: Path) -> dict:
+    out = tmp / "cli.csv"
+    p = subprocess.run([PY, "-m", "explorer", "run", desc, "--threads", str(threads), "--paths", ",".join(paths),
+                        "--budget-ms", str(budget_ms), "--csv", str(out), "--force"],
+                       capture_output=True, text=True, env=_env(), timeout=900, cwd=ROOT)
+    if p.returncode:
+        raise RuntimeError(p.stderr[-2000:])
+    return _rows(out)
+
+
+def app_gui(desc: str, threads: int, paths, budget_ms: float, tmp: Path) -> tuple[dict, str]:
+    out = tmp / "gui.csv"
+    env = _env()
+    if not env.get("DISPLAY"):
+        env["QT_QPA_PLATFORM"] = "offscreen"
+    p = subprocess.run([PY, "-m", "explorer", "gui", desc, "--run", "--threads", str(threads), "--paths", ",".join(paths),
+                        "--budget-ms", str(budget_ms), "--csv", str(out), "--force", "--exit-when-done"],
+                       capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+    if p.returncode:
+        raise RuntimeError(p.stderr[-2000:])
+    stall = next((ln for ln in (p.stdout + p.stderr).splitlines() if ln.startswith("event-loop stalls")), "")
+    return _rows(out), stall
+
+
+def _ms(row) -> float | None:
+    try:
+        return float(row["median_ms"]) if row and row.get("status") == "ok" and row.get("median_ms") else None
+    except ValueError:
+        return None
+
+
+def _header(what: str) -> str:
+    info = subprocess.run([PY, "-m", "explorer", "info", "--no-peak", "--json"], capture_output=True, text=True,
+                          env=_env(), cwd=ROOT)
+    try:
+        d = json.loads(info.stdout)
+        m = f"{d['cpu']}, {d['cores']} cores, torch {d['torch_version']}, oneDNN {d['onednn_version']}, ISA {d['onednn_isa'] or d['torch_isa']}"
+    except (ValueError, KeyError):
+        m = "unknown machine"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"# {what}: {m}; load average {load:.2f} at start; {time.strftime('%Y-%m-%d %H:%M')}"
+
+
+def fidelity(args) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
+    specs = args.specs.split(",")
+    data: dict = {s: {p: {"app": [], "tub": [], "quality": []} for p in PATHS} for s in specs}
+    print(_header("fidelity, app (CLI) vs torch.utils.benchmark in a fresh process"))
+    for rnd in range(args.rounds):
+        for desc in specs:
+            order = ("app", "tub") if (rnd % 2 == 0) else ("tub", "app")
+            for who in order:
+                if who == "app":
+                    rows = app_cli(desc, args.threads, PATHS, args.budget_ms, tmp)
+                    for p in PATHS:
+                        data[desc][p]["app"].append(_ms(rows.get(p)))
+                        data[desc][p]["quality"].append((rows.get(p) or {}).get("quality", ""))
+                else:
+                    t = tub_fresh(desc, args.threads, PATHS, args.budget_ms / 1e3)
+                    for p in PATHS:
+                        data[desc][p]["tub"].append(t.get(p))
+        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    _write(args.out, "fidelity.json", data)
+    print("\n| spec | path | app ms | t.u.b. ms | app / t.u.b. (median of rounds) | per-round range | noisy rows |")
+    print("|---|---|---|---|---|---|---|")
+    ratios = []
+    for desc in specs:
+        for p in PATHS:
+            d = data[desc][p]
+            pairs = [(a, t) for a, t in zip(d["app"], d["tub"]) if a and t]
+            if not pairs:
+                print(f"| {desc} | {p} | - | - | - | - | - |")
+                continue
+            rs = [a / t for a, t in pairs]
+            r = statistics.median(rs)
+            ratios.append(r)
+            print(f"| {desc} | {p} | {statistics.median(a for a, _ in pairs):.4g} | {statistics.median(t for _, t in pairs):.4g} "
+                  f"| {r:.3f} | {min(rs):.3f}..{max(rs):.3f} | {sum(q == 'noisy' for q in d['quality'])}/{len(d['quality'])} |")
+    if ratios:
+        inside = sum(0.95 <= r <= 1.05 for r in ratios)
+        print(f"\n{inside} of {len(ratios)} spec/path medians within 0.95..1.05 (all: {min(ratios):.3f}..{max(ratios):.3f})")
+    return 0
+
+
+def gui(args) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
+    specs = args.specs.split(",")
+    data: dict = {s: {p: {"gui": [], "cli": []} for p in PATHS} for s in specs}
+    stalls = []
+    print(_header("GUI vs CLI medians" + (" (real X window)" if os.environ.get("DISPLAY") else " (offscreen)")))
+    for rnd in range(args.rounds):
+        for desc in specs:
+            for who in (("gui", "cli") if rnd % 2 == 0 else ("cli", "gui")):
+                if who == "gui":
+                    rows, stall = app_gui(desc, args.threads, PATHS, args.budget_ms, tmp)
+                    stalls.append((desc, stall))
+                else:
+                    rows = app_cli(desc, args.threads, PATHS, args.budget_ms, tmp)
+                for p in PATHS:
+                    data[desc][p][who].append(_ms(rows.get(p)))
+        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    _write(args.out, "gui.json", {"data": data, "stalls": stalls})
+    print("\n| spec | path | GUI ms | CLI ms | GUI / CLI | per-round range |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for desc in specs:
+        for p in PATHS:
+            d = data[desc][p]
+            pairs = [(g, c) for g, c in zip(d["gui"], d["cli"]) if g and c]
+            if not pairs:
+                continue
+            rs = [g / c for g, c in pairs]
+            ratios.append(statistics.median(rs))
+            print(f"| {desc} | {p} | {statistics.median(g for g, _ in pairs):.4g} | {statistics.median(c for _, c in pairs):.4g} "
+                  f"| {ratios[-1]:.3f} | {min(rs):.3f}..{max(rs):.3f} |")
+    if ratios:
+        print(f"\n{sum(0.95 <= r <= 1.05 for r in ratios)} of {len(ratios)} within 5% (all: {min(ratios):.3f}..{max(ratios):.3f})")
+    p99 = []
+    for _, s in stalls:
+        try:
+            p99.append(float(s.split("p99")[1].split("ms")[0]))
+        except (IndexError, ValueError):
+            pass
+    if p99:
+        print(f"event-loop stall p99 per GUI run: {min(p99):.1f}..{max(p99):.1f} ms (median {statistics.median(p99):.1f})")
+    return 0
+
+
+def _busy_loops(seconds: float) -> list:
+    code = f"import os,time\nos.nice(19)\nt=time.time()+{seconds}\nwhile time.time()<t: pass\n"
+    return [subprocess.Popen([PY, "-c", code], start_new_session=True) for _ in range(os.cpu_count() or 2)]
+
+
+def load(args) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
+    quiet_file = Path(args.quiet)
+    quiet_data = json.loads(quiet_file.read_text()) if quiet_file.exists() else {}
+    specs = args.specs.split(",")
+    quiet = {}
+    for desc in specs:
+        for p in PATHS:
+            vals = [v for v in (quiet_data.get(desc, {}).get(p, {}).get("app") or []) if v]
+            if vals:
+                quiet[(desc, p)] = statistics.median(vals)
+    missing = [d for d in specs if not any((d, p) in quiet for p in PATHS)]
+    if missing:  # quiet figures first, measured the same way
+        print(f"measuring the quiet figures of {len(missing)} specs first", file=sys.stderr)
+        for desc in missing:
+            vals = {p: [] for p in PATHS}
+            for _ in range(3):
+                rows = app_cli(desc, args.threads, PATHS, args.budget_ms, tmp)
+                for p in PATHS:
+                    if _ms(rows.get(p)):
+                        vals[p].append(_ms(rows.get(p)))
+            for p in PATHS:
+                if vals[p]:
+                    quiet[(desc, p)] = statistics.median(vals[p])
+    print(_header(f"under load ({os.cpu_count()} busy loops at nice 19, each in its own session)"))
+    results = []
+    for rnd in range(args.rounds):
+        for desc in specs:
+            loops = _busy_loops(600)
+            try:
+                time.sleep(0.5)
+                rows = app_cli(desc, args.threads, PATHS, args.budget_ms, tmp)
+            finally:
+                for lp in loops:
+                    lp.kill()
+                    lp.wait()
+            for p in PATHS:
+                r = rows.get(p) or {}
+                ms, q = _ms(r), quiet.get((desc, p))
+                if ms and q:
+                    results.append({"spec": desc, "path": p, "round": rnd, "ms": ms, "quiet_ms": q, "ratio": ms / q,
+                                    "quality": r.get("quality", ""), "reason": r.get("quality_reason", ""),
+                                    "attempts": r.get("attempts", "")})
+            time.sleep(1.0)  # let the machine settle between runs
+        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    _write(args.out, "load.json", results)
+    off_ok = [r for r in results if r["quality"] == "ok" and not 0.9 <= r["ratio"] <= 1.1]
+    noisy = [r for r in results if r["quality"] == "noisy"]
+    unnamed = [r for r in noisy if not r["reason"]]
+    ok = [r for r in results if r["quality"] == "ok"]
+    print(f"\n{len(results)} path measurements under load: {len(ok)} marked ok, {len(noisy)} marked noisy "
+          f"({len(unnamed)} noisy without a cause)")
+    print(f"rows off by more than 10% from their quiet figure and marked ok: {len(off_ok)}")
+    if ok:
+        rs = sorted(r["ratio"] for r in ok)
+        print(f"ok rows' ratio to quiet: {rs[0]:.3f}..{rs[-1]:.3f} (median {statistics.median(rs):.3f})")
+    if noisy:
+        rs = sorted(r["ratio"] for r in noisy)
+        print(f"noisy rows' ratio to quiet: {rs[0]:.3f}..{rs[-1]:.3f} (median {statistics.median(rs):.3f})")
+    print("\n| spec | path | quiet ms | ok rows (ratio range) | noisy rows (ratio range) |")
+    print("|---|---|---|---|---|")
+    for desc in specs:
+        for p in PATHS:
+            rs = [r for r in results if r["spec"] == desc and r["path"] == p]
+            if not rs:
+                continue
+            o = [r["ratio"] for r in rs if r["quality"] == "ok"]
+            n = [r["ratio"] for r in rs if r["quality"] == "noisy"]
+            f = lambda v: f"{len(v)} ({min(v):.2f}..{max(v):.2f})" if v else "0"  # noqa: E731
+            print(f"| {desc} | {p} | {quiet[(desc, p)]:.4g} | {f(o)} | {f(n)} |")
+    for r in off_ok[:20]:
+        print(f"OFF AND OK: {r}")
+    reasons = sorted({r["reason"].split(":")[0] for r in noisy})
+    print("\ncauses named: " + "; ".join(reasons))
+    return 0
+
+
+def _write(out: str, name: str, data) -> None:
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_text(json.dumps(data, indent=1))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("fidelity", "gui", "load"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--budget-ms", type=float, default=500.0)
+    ap.add_argument("--specs", default=",".join(SPECS))
+    ap.add_argument("--out", default="bench-out")
+    ap.add_argument("--quiet", default="bench-out/fidelity.json", help="load: quiet medians from a fidelity run")
+    args = ap.parse_args(argv)
+    return {"fidelity": fidelity, "gui": gui, "load": load}[args.what](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
