@@ -243,9 +243,15 @@ def run_gui(args) -> int:
 
             print(json.dumps({"results": [r.row() for r in win.model.results]}, indent=1))
         else:
+            from explorer.core.interference import warning_line
+
             for r in win.model.results:
-                med = f"{r.median_ms:.4g} ms" if r.median_ms is not None else r.error[:80]
-                print(f"{r.path:18s} {r.status:11s} {med}")
+                noisy = r.status == "ok" and r.quality == "noisy"
+                med = f"{'~' if noisy else ''}{r.median_ms:.4g} ms" if r.median_ms is not None else r.error[:80]
+                print(f"{r.path:18s} {'noisy' if noisy else r.status:11s} {med}")
+            warn = warning_line(win.model.results)
+            if warn:
+                print(warn)
         if args.csv:
             print(f"wrote {win.model.rowCount()} rows to {args.csv}", file=sys.stderr)
         if args.screenshot:
