@@ -1,4 +1,4 @@
-"""A row another program disturbed is marked in the window: table, bar, one line above the charts, ratios."""
+"""Trust in the window: noisy rows marked (table, bar, the line above the charts, ratios, sweep charts) and the allocator field."""
 
 from PySide6.QtCore import Qt
 
@@ -97,3 +97,27 @@ def test_sweep_charts_mark_noisy_points_and_uncertain_ratios(qtbot):
     texts = speed._hover_build()[2] if callable(getattr(speed, "_hover_build", None)) else []
     assert any("uncertain: noisy" in t and "4x" in t for t in texts)
     assert not any("uncertain" in t and "2x" in t for t in texts)
+
+
+def test_allocator_field_runs_the_chosen_setting(make_window, qtbot):
+    win = make_window(spec=parse_descriptor(TINY), options={"paths": ["dense"], "budget_ms": 5})
+    combo = win.panel.allocator_combo
+    combo.setCurrentIndex(combo.findData("default"))
+    assert win.panel.run_options().allocator == "default"
+    with qtbot.waitSignal(win.run_finished, timeout=60_000):
+        assert win.start_run()
+    assert [r.allocator for r in win.model.results] == ["default"]  # what the measuring process ran with
+
+
+def test_an_allocator_that_is_not_installed_cannot_be_chosen(qtbot, monkeypatch):
+    from explorer.core import allocator
+    from explorer.gui.param_panel import ParamPanel
+
+    monkeypatch.setattr(allocator, "find_library", lambda name: None)
+    panel = ParamPanel()
+    qtbot.addWidget(panel)
+    combo = panel.allocator_combo
+    i = combo.findData("jemalloc")
+    assert "not installed" in combo.itemText(i) and not combo.model().item(i).isEnabled()
+    panel.set_options(allocator="jemalloc")
+    assert panel.run_options().allocator == "tuned"
