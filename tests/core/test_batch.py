@@ -44,7 +44,9 @@ def test_lines_names_comments_and_options():
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("bf16", False, 2)
     assert pts[7].skipped and pts[7].error.startswith("line 7: cannot read the descriptor")
     assert pts[7].text == "not_a_descriptor"
-    assert pts[9].skipped and pts[9].error.startswith("line 9: oh=7 does not match") and pts[9].error_field == "oh"
+    # benchdnn takes the given oh and derives the right pad from it: top 1, bottom 0 (was refused before)
+    assert (pts[9].spec.ph, pts[9].spec.pad_r("h"), pts[9].spec.oh, pts[9].spec.ow) == (1, 0, 7, 7)
+    assert [b.points[i].line for i in b.bad] == [7, 20]
     # --reset, then --mb=4
     assert (pts[12].spec.mb, pts[12].spec.dtype, pts[12].spec.bias) == (4, "f32", True)
     # --mb=0 means the descriptor's own mb; --dt=f16:...
