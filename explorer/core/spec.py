@@ -33,7 +33,8 @@ DEPTH_FIELDS = ("id", "kd", "sd", "pd", "dd")
 MAX_FIELD_VALUE = 1 << 24
 MAX_TENSOR_ELEMENTS = 1 << 36
 
-_TOKEN = re.compile(r'_*(?:(n)"([^"]*)"|(n)([^"\d][^"]*)$|([a-z]+)(-?\d+))_*')
+_TOKEN = re.compile(r'_*(?:(n)"([^"]*)"|([a-z]+)(-?\d+))_*')
+_BARE_NAME = re.compile(r'_*n([^"\d][^"]*)$')  # benchdnn: `n` starts the name, the rest of the text
 
 FIELD_HELP = {
     "mb": "minibatch size (images per call)",
@@ -406,6 +407,10 @@ def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
     name = ""
     pos = 0
     while pos < len(problem):
+        bare = _BARE_NAME.match(problem, pos) if pos else None
+        if bare:
+            name = bare.group(1)
+            break
         m = _TOKEN.match(problem, pos)
         if not m or m.end() == pos:
             bad = problem[pos : pos + 12]
@@ -413,13 +418,10 @@ def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
                 f"cannot read the descriptor at {bad!r}: expected a key and a number such as ic16 or kh3.", "desc"
             )
         pos = m.end()
-        if m.group(3) and m.start() == 0:
-            raise SpecError(
-                f"cannot read the descriptor at {problem[:12]!r}: expected a key and a number such as ic16 or kh3.", "desc")
-        if m.group(1) or m.group(3):
-            name = m.group(2) if m.group(1) else m.group(4)
+        if m.group(1):
+            name = m.group(2)
             continue
-        key, raw = m.group(5), m.group(6)
+        key, raw = m.group(3), m.group(4)
         if key not in KNOWN_KEYS:
             raise SpecError(
                 f"unknown key {key!r} in the descriptor; known keys are {', '.join(KNOWN_KEYS)} and n\"name\".", key

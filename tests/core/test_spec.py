@@ -184,7 +184,9 @@ def _benchdnn_count_ops(s: ConvSpec) -> int:
     (od, id_, kd, sd, pd, dd), (oh, ih, kh, sh, ph, dh), (ow, iw, kw, sw, pw, dw) = v["d"], v["h"], v["w"]
     sp_upper = ow * oh * od
     sp_lower = (ow - (kw + (kw - 1) * dw - 1)) * (oh - (kh + (kh - 1) * dh - 1)) * (od - (kd + (kd - 1) * dd - 1))
-    if (sp_upper - sp_lower) / sp_lower < 1e-6:
+    # C++: double(sp_upper - sp_lower) / sp_lower, a division by 0.0 giving +inf (sp_upper >= 1)
+    max_sp_error = (sp_upper - sp_lower) / sp_lower if sp_lower else float("inf")
+    if max_sp_error < 1e-6:
         sp_ops = sp_upper * kd * kh * kw
     else:
         sp_ops = 0
