@@ -36,6 +36,10 @@ INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw"
 FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
                   "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
 _INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
+# 1-D/3-D problems, benchdnn's right pads (what the output size implies) and the exact op count.
+SHAPE_COLUMNS = ("exact_ops", "ndims", "id", "od", "kd", "sd", "pd", "dd", "pd_r", "ph_r", "pw_r")
+CSV_COLUMNS += SHAPE_COLUMNS
+INT_COLUMNS |= set(SHAPE_COLUMNS)
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -88,11 +92,18 @@ class Result:
             "oc": s.oc, "oh": s.oh, "ow": s.ow, "kh": s.kh, "kw": s.kw, "sh": s.sh, "sw": s.sw, "ph": s.ph,
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
         }
+        out.update(shape_cells(s))
         for f in dataclasses.fields(self):
             if f.name in ("spec", "samples_ms", "trace", "layouts"):
                 continue
             out[f.name] = getattr(self, f.name)
         return {k: _cell(out.get(k)) for k in CSV_COLUMNS}
+
+
+def shape_cells(s: ConvSpec) -> dict:
+    """The SHAPE_COLUMNS of a spec (absent dims at benchdnn's neutral values)."""
+    return {"exact_ops": s.exact_ops, "ndims": s.ndims, "id": s.id, "od": s.od, "kd": s.kd, "sd": s.sd, "pd": s.pd,
+            "dd": s.dd, "pd_r": s.pad_r("d"), "ph_r": s.pad_r("h"), "pw_r": s.pad_r("w")}
 
 
 def _cell(v) -> str:
