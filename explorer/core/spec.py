@@ -252,6 +252,18 @@ class ConvSpec:
         return ("benchdnn's count takes its shortcut here ((upper - lower) / lower < 1e-6 in prb_t::count_ops) and "
                 "counts every kernel tap, padding included; exact_ops counts only taps landing inside the input.")
 
+    def normalized(self) -> ConvSpec:
+        """The same problem with each right pad set to None where PyTorch's symmetric padding gives the
+        same output (so equal problems compare equal)."""
+        changes = {}
+        for x in ("d", "h", "w"):
+            pr = getattr(self, f"p{x}_r")
+            if pr is not None:
+                i, k, s, p, _, d = self.dim(x)
+                if out_size(i, k, s, p, d) == self.out(x):
+                    changes[f"p{x}_r"] = None
+        return dataclasses.replace(self, **changes) if changes else self
+
     def get(self, field: str):
         return getattr(self, field)
 

@@ -38,7 +38,7 @@ def test_outputs_agree_between_paths():
 
 
 def test_stored_bytes_show_mkldnn_padding(tiny_results):
-    spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3ph1")
+    spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1")
     rows = {r.path: r for r in run(spec, RunOptions(paths=("dense", "mkldnn"), budget_ms=5))}
     assert rows["dense"].output_bytes == 2 * 17 * 5 * 4 * 4  # 2720: plain NCHW
     assert rows["mkldnn"].output_bytes > rows["dense"].output_bytes  # blocked channels padded
