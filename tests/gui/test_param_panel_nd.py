@@ -51,3 +51,25 @@ def test_switching_to_3d_enables_depth_and_validates(panel):
     panel.fields["kd"].textEdited.emit("3")
     assert not panel.is_valid  # kd=3 spans more than id=1: refused with the field marked
     assert panel.error[1] == "kd" and panel.fields["kd"].styleSheet()
+
+
+def test_layout_view_draws_3d_tensors_as_slices(qtbot):
+    from explorer.core.path_layouts import inspect_path
+    from explorer.gui.layout_view import LayoutView, build_picture, dim_names
+
+    s = parse_descriptor("mb1ic3id4ih5iw6oc8od4oh5ow6kd3kh3kw3pd1ph1pw1")
+    ins = inspect_path(s, "dense")
+    out = ins.tensors["output"].stored
+    pic = build_picture(out)
+    assert dim_names(out) == "ncdhw" and pic.log_grid["plane_dims"] == [2, 3, 4]
+    assert (pic.log_grid["plane_h"], pic.log_grid["plane_w"]) == (4 * 5, 6)  # D slices of HxW per channel
+    # every element of image 0 is drawn exactly once, at its own offset
+    offs = pic.log_off[pic.log_off >= 0]
+    assert sorted(offs.tolist()) == list(range(8 * 4 * 5 * 6))
+    w = ins.tensors["weight"].stored
+    assert dim_names(w) == "oidhw" and build_picture(w).log_grid["row_dim"] == 0  # not mistaken for g, o, i, h, w
+    view = LayoutView()
+    qtbot.addWidget(view)
+    view.set_tensors({r: t for r, t in ins.tensors.items()}, "3-D")
+    view.set_role("output")
+    assert "D slices of H\u00d7W" in view.logical_pane.caption.text()
