@@ -17,6 +17,7 @@ Shipped batches live in explorer.resources/batches/*.txt and can be named bare (
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -129,7 +130,8 @@ def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: st
     bad: list[int] = []
     ignored: dict[str, list[int]] = {}
     state: dict = {}
-    _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, (source,), sizes)
+    top = os.path.realpath(source) if source and Path(source).is_file() else source
+    _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, (top,), sizes)
     if not any(p.spec is not None or p.text for p in points):
         raise InputError(f"batch {source or 'text'!r} has no convolution lines.", "batch")
     return Batch(source, points, ignored, sources, bad)
@@ -164,16 +166,17 @@ def _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb
                     d = value.upper()
                     state["bias"] = _FWD_BIAS.get(d, f"!{d}")
                 elif key == "batch":
-                    if len(chain) > MAX_NESTING or value in chain:
-                        skip(lineno, word, f"--batch={value} nests too deep or includes itself", "batch")
-                        continue
                     try:
                         sub_source, sub_text, sub_dir = _nested_text(value, base_dir)
                     except InputError as e:
                         skip(lineno, word, str(e).rstrip("."), "batch")
                         continue
+                    key_of = os.path.realpath(sub_source) if sub_dir is not None else sub_source
+                    if len(chain) > MAX_NESTING or key_of in chain:
+                        skip(lineno, word, f"--batch={value} nests too deep or includes itself", "batch")
+                        continue
                     _parse_into(sub_text, sub_source, sub_dir, state, points, sources, bad, ignored, mb, dtype,
-                                bias, chain + (value,), sizes)
+                                bias, chain + (key_of,), sizes)
                 else:
                     ignored.setdefault(f"--{key}", []).append(lineno)
                 continue

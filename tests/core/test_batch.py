@@ -113,3 +113,19 @@ def test_unreadable_batches_are_input_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00\x81")
     with pytest.raises(InputError, match="not a text file"):
         read_batch_text(str(binary))
+
+
+def test_nested_batch_options_carry_over_and_bad_lines_name_their_file(tmp_path):
+    # benchdnn applies options to the following lines, into and out of a nested --batch= file
+    (tmp_path / "inner.txt").write_text("ic8ih8oc8kh3ph1\nnot_a_line\n--dir=FWD_D\n")
+    (tmp_path / "outer.txt").write_text("--mb=3\n--batch=inner.txt\nic4ih4oc4kh1\n--batch=inner.txt --reset\n"
+                                        "--batch=outer.txt\n")
+    b = load_batch(str(tmp_path / "outer.txt"))
+    got = [(b.source_of(p).rsplit("/", 1)[-1], p.line, p.spec.mb if p.spec else None,
+            p.spec.bias if p.spec else None) for p in b.points]
+    assert got == [("inner.txt", 1, 3, True), ("inner.txt", 2, None, None), ("outer.txt", 3, 3, False),
+                   ("inner.txt", 1, 3, False), ("inner.txt", 2, None, None), ("outer.txt", 5, None, None)]
+    assert [b.points[i].line for i in b.bad] == [2, 2, 5]
+    assert "includes itself" in b.points[5].error
+    assert b.bad_lines_sentence().startswith(f"{tmp_path / 'inner.txt'} line 2: ")
+    assert "(3 bad lines in all)" in b.bad_lines_sentence()
