@@ -51,7 +51,10 @@ class PathUnsupported(Exception):
 def one_line(exc: BaseException) -> str:
     """torch's reason on one line: the first non-empty line of the message."""
     text = str(exc).strip() or type(exc).__name__
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), text)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines and lines[0].startswith("The following operation failed in the TorchScript interpreter"):
+        return lines[-1].removeprefix("RuntimeError: ")  # MkldnnConv1d is scripted: its real reason comes last
+    return lines[0] if lines else text
 
 
 def is_unsupported(exc: BaseException) -> bool:

@@ -80,3 +80,13 @@ def test_run_end_to_end(desc):
         assert list(row)[: len(REQUIRED_COLUMNS)] == list(REQUIRED_COLUMNS) and list(row) == list(CSV_COLUMNS)
         assert (row["ndims"], row["ph_r"], row["pw_r"], row["exact_ops"]) == (
             str(s.ndims), str(s.pad_r("h")), str(s.pad_r("w")), str(s.exact_ops))
+
+
+def test_scripted_module_errors_give_the_real_reason():
+    from explorer.core.paths import one_line
+
+    e = RuntimeError("The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript "
+                     "(most recent call last):\n  File \"x.py\", line 1\n\nRuntimeError: mkldnn_convolution: bf16 path "
+                     "needs the cpu support avx_ne_convert\n")
+    assert one_line(e) == "mkldnn_convolution: bf16 path needs the cpu support avx_ne_convert"
+    assert one_line(RuntimeError("first line\nsecond")) == "first line"
