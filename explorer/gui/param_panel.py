@@ -132,8 +132,10 @@ class ParamPanel(QWidget):
         self.ndims_combo.currentIndexChanged.connect(self._on_ndims)
         grid.addWidget(QLabel("spatial dims"), 0, 0)
         grid.addWidget(self.ndims_combo, 0, 1, 1, 3)
+        self._row_labels: dict[str, QLabel] = {}
         for r, (label, fh, fw) in enumerate(GRID, start=1):
             lab = QLabel(label)
+            self._row_labels[fh] = lab
             grid.addWidget(lab, r, 0)
             for c, key in ((1, fh), (2, fw)):
                 e = QLineEdit()
@@ -159,7 +161,8 @@ class ParamPanel(QWidget):
             self.fields[key] = e
             grid.addWidget(e, r, c)
         r += 1
-        grid.addWidget(QLabel("output h × w"), r, 0)
+        self.out_caption = QLabel("output h × w")
+        grid.addWidget(self.out_caption, r, 0)
         self.out_label = QLabel("-")
         self.out_label.setToolTip("Output size computed from input, kernel, stride, padding and dilation.")
         grid.addWidget(self.out_label, r, 1, 1, 3)
@@ -273,6 +276,11 @@ class ParamPanel(QWidget):
     def _apply_ndims(self, nd: int) -> None:
         """Enable the fields of the spatial dims this problem has (the others hold benchdnn's neutral values)."""
         active = {3: "w", 4: "hw", 5: "dhw"}[nd]
+        cols = {3: "w", 4: "h / w", 5: "h / w / d"}[nd]  # the grid's columns are h, w, d
+        for label, fh, _ in GRID:
+            if fh in DEPTH_OF:
+                self._row_labels[fh].setText(label.replace("h / w", cols))
+        self.out_caption.setText("output " + " × ".join(active))
         for key, e in self.fields.items():
             if key in ("mb", "g", "ic", "oc"):
                 continue
