@@ -253,15 +253,17 @@ class ConvSpec:
                 "counts every kernel tap, padding included; exact_ops counts only taps landing inside the input.")
 
     def normalized(self) -> ConvSpec:
-        """The same problem with each right pad set to None where PyTorch's symmetric padding gives the
-        same output (so equal problems compare equal)."""
+        """The same problem in canonical form (so equal problems compare equal): each right pad None where
+        PyTorch's symmetric padding gives the same output, else benchdnn's right pad (a declared pad
+        beyond what the last output reads is dropped)."""
         changes = {}
         for x in ("d", "h", "w"):
             pr = getattr(self, f"p{x}_r")
             if pr is not None:
                 i, k, s, p, _, d = self.dim(x)
-                if out_size(i, k, s, p, d) == self.out(x):
-                    changes[f"p{x}_r"] = None
+                want = None if out_size(i, k, s, p, d) == self.out(x) else self.pad_r(x)
+                if want != pr:
+                    changes[f"p{x}_r"] = want
         return dataclasses.replace(self, **changes) if changes else self
 
     def get(self, field: str):
