@@ -86,7 +86,8 @@ def read_batch_text(name_or_path: str) -> tuple[str, str]:
     """(source label, text) of a batch file path or a shipped batch's bare name. Raises InputError."""
     p = Path(name_or_path)
     if not p.exists() and "/" not in name_or_path and "\\" not in name_or_path:
-        cand = shipped_dir() / (name_or_path if name_or_path.endswith(".txt") else f"{name_or_path}.txt")
+        bare = name_or_path.removeprefix("shapes_")  # oneDNN's own file names work too
+        cand = shipped_dir() / (bare if bare.endswith(".txt") else f"{bare}.txt")
         if cand.is_file():
             return name_or_path.removesuffix(".txt"), cand.read_text(encoding="utf-8")
         names = ", ".join(shipped_batches())

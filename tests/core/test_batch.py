@@ -129,3 +129,8 @@ def test_nested_batch_options_carry_over_and_bad_lines_name_their_file(tmp_path)
     assert "includes itself" in b.points[5].error
     assert b.bad_lines_sentence().startswith(f"{tmp_path / 'inner.txt'} line 2: ")
     assert "(3 bad lines in all)" in b.bad_lines_sentence()
+
+
+def test_shipped_batch_by_onednn_file_name():
+    assert read_batch_text("shapes_resnet_50")[1] == read_batch_text("resnet_50")[1]
+    assert "tests/benchdnn/inputs/conv/shapes_resnet_50" in read_batch_text("shapes_resnet_50")[1]
