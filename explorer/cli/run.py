@@ -14,6 +14,8 @@ from explorer.core.interference import warning_line
 def add_parsers(sub) -> None:
     p = sub.add_parser("run", help="time one convolution over the execution paths")
     p.add_argument("desc", help='benchdnn conv descriptor, e.g. mb2ic16ih14oc16oh14kh3ph1')
+    p.add_argument("--list", action="store_true",
+                   help="only list the problem (like benchdnn --mode=L): dims, left/right pads, outputs, op counts")
     add_run_options(p)
 
     p = sub.add_parser("gui", help="open the desktop app (optionally run, export and exit)")
@@ -31,6 +33,8 @@ def cmd_run(args) -> int:
 
     from explorer.core.memory import check_memory
 
+    if args.list:
+        return _list_one(args)
     spec = spec_from(args)
     opts = run_options(args)
     check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
@@ -38,7 +42,13 @@ def cmd_run(args) -> int:
     results = []
     quiet = args.json
     if not quiet:
-        print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's)", file=sys.stderr)
+        exact = f", exact_ops={spec.exact_ops:,} (benchdnn's count takes its shortcut and counts padding taps)" \
+            if spec.exact_ops != spec.ops else ""
+        print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
+              file=sys.stderr)
+        if spec.asymmetric:
+            print(f"  asymmetric padding: dense paths time F.pad(x, {list(spec.torch_padding()[1])}) plus the conv; "
+                  "MKLDNN paths get the input padded once, before the conversion", file=sys.stderr)
     try:
         for ev in measured_events("run", spec, opts, allocator=opts.allocator):
             if isinstance(ev, PathStarted) and not quiet:
@@ -62,6 +72,20 @@ def cmd_run(args) -> int:
         print(f"wrote {len(results)} rows to {args.csv}", file=sys.stderr)
     return 0
 
+
+
+def _list_one(args) -> int:
+    from explorer.core.listing import Entry, format_entry
+    from explorer.core.spec import parse_descriptor, parse_dtype
+
+    dtype = parse_dtype(args.dtype) if args.dtype else None
+    spec = parse_descriptor(args.desc, dtype=dtype, bias=False if args.no_bias else None, sizes=False)
+    e = Entry("", None, spec, args.desc)
+    if args.json:
+        print(json.dumps(e.as_dict(), indent=1))
+    else:
+        print(format_entry(e).removeprefix("-  "))
+    return 0
 
 
 def format_table(results) -> str:

@@ -10,7 +10,7 @@ import json
 import sys
 
 from explorer.cli.common import (
-    add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
+    EXIT_BAD_INPUT, add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
 )
 from explorer.core.interference import warning_line
 
@@ -32,6 +32,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("batch", help="run a benchdnn conv batch file (or a shipped one: resnet_50, quick, ...)")
     p.add_argument("file", help="batch file path, or the bare name of a shipped batch")
     p.add_argument("--mb", type=_mb_arg, default=None, help="minibatch for every line (overrides the file)")
+    p.add_argument("--list", action="store_true",
+                   help="list every problem (like benchdnn --mode=L): line, descriptor, dims, left/right pads, "
+                        "output sizes, op counts; runs nothing")
     add_run_options(p)
 
 
@@ -179,6 +182,9 @@ def cmd_batch(args) -> int:
     from explorer.core.spec import parse_dtype
 
     dtype = parse_dtype(args.dtype) if args.dtype else None
+    if args.list:
+        return _list_batch(load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None,
+                                      sizes=False), args.json)
     if args.csv:
         check_writable(args.csv, overwrite=args.force)
     _run_options_check(args)
@@ -197,7 +203,36 @@ def cmd_batch(args) -> int:
             return (str(point.line), name or "-", desc)
         return f"line {point.line}: {name or desc}"
 
-    return _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json)
+    rc = _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json)
+    if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
+        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return rc
+
+
+def _list_batch(batch, as_json: bool) -> int:
+    from explorer.core.listing import format_entry, list_batch, summary
+
+    entries = list_batch(batch)
+    info = summary(entries)
+    if as_json:
+        print(json.dumps({"source": batch.source, "summary": info, "ignored": batch.ignored,
+                          "problems": [e.as_dict() for e in entries]}, indent=1))
+    else:
+        src = None
+        for e in entries:
+            if e.source != src and (src is not None or e.source != batch.source):
+                print(f"# {e.source}")
+            src = e.source
+            print(format_entry(e))
+        print(f"{batch.source}: {info['problems']} problems, {info['accepted']} accepted, {info['refused']} refused; "
+              f"benchdnn's op count differs from the exact one for {info['ops_differ']}.", file=sys.stderr)
+        if batch.ignored:
+            print(batch.ignored_summary(), file=sys.stderr)
+    if batch.bad:
+        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return 0
 
 
 COMMANDS.update({"sweep": cmd_sweep, "batch": cmd_batch})

@@ -7,7 +7,8 @@ work as in benchdnn, applying to the problems after them until `--reset`:
     --mb=N                 minibatch override (0: the descriptor's own mb)
     --dir=FWD_B|FWD_I|FWD_D  bias on / on / off (backward directions are not measured: skipped rows)
     --reset                back to the defaults
-Every other option (--stag, --attr-..., --batch=, ...) is ignored and reported once. A line that does not
+    --batch=FILE           the lines of FILE (relative to this file's folder, or a shipped batch), inline
+Every other option (--stag, --strides, --attr-..., ...) is ignored and reported once. A line that does not
 parse becomes a skipped point carrying its line number and the reason; the other lines still run.
 A CLI --mb, --dtype or --no-bias overrides the file.
 
@@ -16,6 +17,7 @@ Shipped batches live in explorer.resources/batches/*.txt and can be named bare (
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -38,6 +40,19 @@ class Batch:
     source: str
     points: list[SweepPoint]
     ignored: dict[str, list[int]] = field(default_factory=dict)  # option -> lines where it was ignored
+    sources: list[str] = field(default_factory=list)  # per point: the file it came from (nested --batch=)
+    bad: list[int] = field(default_factory=list)  # indexes of points whose line does not parse (bad input)
+
+    def source_of(self, point) -> str:
+        return self.sources[point.index] if point.index < len(self.sources) else self.source
+
+    def bad_lines_sentence(self) -> str:
+        """One sentence naming the first bad line (file and line) and how many there are ('' when none)."""
+        if not self.bad:
+            return ""
+        first = self.points[self.bad[0]]
+        more = f" ({len(self.bad)} bad lines in all)" if len(self.bad) > 1 else ""
+        return f"{self.source_of(first)} {first.error.rstrip('.')}{more}."
 
     @property
     def skipped(self) -> list[SweepPoint]:
@@ -71,7 +86,8 @@ def read_batch_text(name_or_path: str) -> tuple[str, str]:
     """(source label, text) of a batch file path or a shipped batch's bare name. Raises InputError."""
     p = Path(name_or_path)
     if not p.exists() and "/" not in name_or_path and "\\" not in name_or_path:
-        cand = shipped_dir() / (name_or_path if name_or_path.endswith(".txt") else f"{name_or_path}.txt")
+        bare = name_or_path.removeprefix("shapes_")  # oneDNN's own file names work too
+        cand = shipped_dir() / (bare if bare.endswith(".txt") else f"{bare}.txt")
         if cand.is_file():
             return name_or_path.removesuffix(".txt"), cand.read_text(encoding="utf-8")
         names = ", ".join(shipped_batches())
@@ -88,16 +104,45 @@ def _dtype_of(raw: str) -> str | None:
     return None
 
 
+MAX_NESTING = 8
+
+
+def _nested_text(name: str, base_dir: Path | None) -> tuple[str, str, Path | None]:
+    """(source, text, folder) of a --batch= file: relative to the including file's folder, else shipped."""
+    p = Path(name)
+    cands = [p] if p.is_absolute() else ([base_dir / p] if base_dir else []) + [p]
+    for c in cands:
+        if c.is_file():
+            return str(c), read_text(c, "batch"), c.parent
+    bare = p.name.removeprefix("shapes_")
+    source, text = read_batch_text(bare)
+    return source, text, None
+
+
 def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: str | None = None,
-                bias: bool | None = None) -> Batch:
-    """Parse batch text into points. mb/dtype/bias (from the CLI) override the file's options."""
+                bias: bool | None = None, base_dir: Path | None = None, sizes: bool = True) -> Batch:
+    """Parse batch text into points. mb/dtype/bias (from the CLI) override the file's options.
+    base_dir: the folder that nested --batch= names are relative to (the file's own folder).
+    sizes=False: no allocation limits (listing mode)."""
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
     points: list[SweepPoint] = []
+    sources: list[str] = []
+    bad: list[int] = []
     ignored: dict[str, list[int]] = {}
     state: dict = {}
+    top = os.path.realpath(source) if source and Path(source).is_file() else source
+    _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, (top,), sizes)
+    if not any(p.spec is not None or p.text for p in points):
+        raise InputError(f"batch {source or 'text'!r} has no convolution lines.", "batch")
+    return Batch(source, points, ignored, sources, bad)
 
-    def skip(lineno: int, text: str, reason: str, fld: str | None = None) -> None:
+
+def _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, chain, sizes) -> None:
+    def skip(lineno: int, text: str, reason: str, fld: str | None = None, is_bad: bool = True) -> None:
+        if is_bad:
+            bad.append(len(points))
+        sources.append(source)
         points.append(SweepPoint(len(points), {}, None, None, f"line {lineno}: {reason}", fld, lineno, text))
 
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -121,18 +166,30 @@ def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: st
                 elif key == "dir":
                     d = value.upper()
                     state["bias"] = _FWD_BIAS.get(d, f"!{d}")
+                elif key == "batch":
+                    try:
+                        sub_source, sub_text, sub_dir = _nested_text(value, base_dir)
+                    except InputError as e:
+                        skip(lineno, word, str(e).rstrip("."), "batch")
+                        continue
+                    key_of = os.path.realpath(sub_source) if sub_dir is not None else sub_source
+                    if len(chain) > MAX_NESTING or key_of in chain:
+                        skip(lineno, word, f"--batch={value} nests too deep or includes itself", "batch")
+                        continue
+                    _parse_into(sub_text, sub_source, sub_dir, state, points, sources, bad, ignored, mb, dtype,
+                                bias, chain + (key_of,), sizes)
                 else:
                     ignored.setdefault(f"--{key}", []).append(lineno)
                 continue
-            point = _problem(word, lineno, state, mb, dtype, bias)
+            point = _problem(word, lineno, state, mb, dtype, bias, sizes)
             point.index = len(points)
+            if point.spec is None and point.error_field not in ("dtype", "dir"):
+                bad.append(point.index)
+            sources.append(source)
             points.append(point)
-    if not any(p.spec is not None or p.text for p in points):
-        raise InputError(f"batch {source or 'text'!r} has no convolution lines.", "batch")
-    return Batch(source, points, ignored)
 
 
-def _problem(word: str, lineno: int, state: dict, mb, dtype, bias) -> SweepPoint:
+def _problem(word: str, lineno: int, state: dict, mb, dtype, bias, sizes: bool = True) -> SweepPoint:
     def skipped(reason: str, fld: str | None) -> SweepPoint:
         return SweepPoint(0, {}, None, None, f"line {lineno}: {reason}", fld, lineno, word)
 
@@ -143,17 +200,20 @@ def _problem(word: str, lineno: int, state: dict, mb, dtype, bias) -> SweepPoint
     if bias is None and isinstance(file_bias, str):
         return skipped(f"direction {file_bias[1:]} is not measured (only forward: FWD_B, FWD_I, FWD_D).", "dir")
     try:
-        spec: ConvSpec = parse_descriptor(word, dtype=dtype or file_dtype, bias=bias if bias is not None else file_bias)
+        spec: ConvSpec = parse_descriptor(word, dtype=dtype or file_dtype, bias=bias if bias is not None else file_bias,
+                                          sizes=sizes)
         new_mb = mb or state.get("mb")
         if new_mb:
-            spec = spec.replace(mb=new_mb).validate()
+            spec = spec.replace(mb=new_mb).validate(sizes)
     except SpecError as e:
         return skipped(str(e), e.field)
     return SweepPoint(0, {}, spec, None, "", None, lineno, word)
 
 
 def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = None,
-               bias: bool | None = None) -> Batch:
+               bias: bool | None = None, sizes: bool = True) -> Batch:
     """Read and parse a batch file (a path, or the bare name of a shipped batch)."""
     source, text = read_batch_text(name_or_path)
-    return parse_batch(text, source, mb=mb, dtype=dtype, bias=bias)
+    p = Path(name_or_path)
+    return parse_batch(text, source, mb=mb, dtype=dtype, bias=bias, base_dir=p.parent if p.is_file() else None,
+                       sizes=sizes)

@@ -170,6 +170,7 @@ class Layout:
     inner_idxs: tuple[int, ...]
     itemsize: int
     kind: str = "data"
+    grouped: bool | None = None  # weights: leading g dim (None: guess from ndims, 5+ dims = grouped 2-D)
 
     # ---- sizes -------------------------------------------------------------------------------------
     @property

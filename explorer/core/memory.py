@@ -24,13 +24,15 @@ def estimate_bytes(spec: ConvSpec, paths: tuple[str, ...] | list[str]) -> int:
     it = spec.itemsize
     n_in, n_w, n_out = (math.prod(s) for s in (spec.input_shape, spec.weight_shape, spec.output_shape))
     shared = (n_in + n_w) * 4 + (n_in + n_w) * it + n_out * 4  # f32 masters, dtype copies, f32 reference
-    cp_in = spec.mb * _round_up(spec.ic, 16) * spec.ih * spec.iw
-    cp_out = spec.mb * _round_up(spec.oc, 16) * spec.oh * spec.ow
-    cp_w = _round_up(spec.oc, 16) * _round_up(spec.ic // spec.g, 16) * spec.kh * spec.kw
+    sp_in, sp_out = math.prod(spec.input_shape[2:]), math.prod(spec.output_shape[2:])
+    sp_k = math.prod(spec.kernel_size)
+    cp_in = spec.mb * _round_up(spec.ic, 16) * sp_in
+    cp_out = spec.mb * _round_up(spec.oc, 16) * sp_out
+    cp_w = _round_up(spec.oc, 16) * _round_up(spec.ic // spec.g, 16) * sp_k
     per_path = (cp_in + cp_w + 2 * cp_out) * it + n_out * 4
     # PyTorch's native kernels unfold the input (im2col): ic/g*kh*kw x oh*ow per image and group.
     if "native" in paths:
-        per_path = max(per_path, (n_in + n_w + 2 * n_out) * it + (spec.ic * spec.kh * spec.kw * spec.oh * spec.ow) * it)
+        per_path = max(per_path, (n_in + n_w + 2 * n_out) * it + (spec.ic * sp_k * sp_out) * it)
     return shared + per_path
 
 

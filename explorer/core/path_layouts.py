@@ -8,6 +8,7 @@ before the kernel runs (the MKLDNN module's prepacked weight is one such case).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -84,25 +85,36 @@ def _dtype_name(t: torch.Tensor) -> str:
 
 
 def kernel_layout(tag: str | None, shape: tuple[int, ...], dtype: str, groups: int, role: str) -> Layout | None:
-    """The layout a trace tag describes for this tensor; grouped weights are 5-D (g, oc/g, ic/g, kh, kw) in oneDNN."""
+    """The layout a trace tag describes for this tensor; grouped weights have a leading g in oneDNN
+    (g, oc/g, ic/g, k...), and PyTorch runs a 1-D conv as a 2-D one (a unit h inserted before w)."""
     if not tag:
         return None
     dims = tuple(shape)
     try:
-        if role == "weight" and len(dims) == 4 and parse_tag(tag).ndims == 5:
-            dims = (groups, dims[0] // groups) + dims[1:]
+        extra = parse_tag(tag).ndims - len(dims)
     except InputError:
         return None
+    grouped = False
+    if role == "weight" and groups > 1 and extra >= 1:
+        dims = (groups, dims[0] // groups) + dims[1:]
+        extra -= 1
+        grouped = True
+    if extra == 1 and len(dims) >= 3:  # conv1d run as conv2d: ncw -> nc1w
+        dims = dims[:-1] + (1,) + dims[-1:]
     try:
-        return layout_from_tag(tag, dims, dtype, kind=_KIND[role])
+        lay = layout_from_tag(tag, dims, dtype, kind=_KIND[role])
     except InputError:
         return None
+    return dataclasses.replace(lay, grouped=grouped) if role == "weight" else lay
 
 
 def describe(role: str, t: torch.Tensor) -> TensorLayout:
     reading = tensor_layout(t, _KIND[role])
+    lay = reading.layout
+    if lay is not None and role == "weight":
+        lay = dataclasses.replace(lay, grouped=False)  # a stored weight has the tensor's own (o, i, k...) dims
     return TensorLayout(
-        role, tuple(t.shape), _dtype_name(t), reading.layout, reading.source, reading.unknown_reason, stored_nbytes(t)
+        role, tuple(t.shape), _dtype_name(t), lay, reading.source, reading.unknown_reason, stored_nbytes(t)
     )
 
 

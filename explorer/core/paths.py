@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import torch
 import torch.nn.functional as F
 import torch.utils.mkldnn  # noqa: F401 - not imported by `import torch`
 
+from explorer.core.conv_nd import channels_last_format, conv_fn, extra_pad, module_class
 from explorer.core.spec import ConvSpec
 
 PATHS = ("dense", "channels_last", "native", "mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
@@ -49,7 +51,10 @@ class PathUnsupported(Exception):
 def one_line(exc: BaseException) -> str:
     """torch's reason on one line: the first non-empty line of the message."""
     text = str(exc).strip() or type(exc).__name__
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), text)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines and lines[0].startswith("The following operation failed in the TorchScript interpreter"):
+        return lines[-1].removeprefix("RuntimeError: ")  # MkldnnConv1d is scripted: its real reason comes last
+    return lines[0] if lines else text
 
 
 def is_unsupported(exc: BaseException) -> bool:
@@ -80,12 +85,12 @@ class Tensors:
     def make(cls, spec: ConvSpec, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(seed)
         dt = TORCH_DTYPES[spec.dtype]
-        conv = torch.nn.Conv2d(
-            spec.ic, spec.oc, (spec.kh, spec.kw), stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw),
+        conv = module_class(spec)(  # Conv1d/2d/3d; asymmetric pads: the symmetric part here, F.pad the rest
+            spec.ic, spec.oc, spec.kernel_size, stride=spec.torch_stride, padding=spec.torch_padding()[0],
             dilation=spec.torch_dilation, groups=spec.g, bias=spec.bias,
         )
         with torch.no_grad():
-            bound = 1.0 / max(1, (spec.ic // spec.g) * spec.kh * spec.kw) ** 0.5
+            bound = 1.0 / max(1, (spec.ic // spec.g) * math.prod(spec.kernel_size)) ** 0.5
             conv.weight.uniform_(-bound, bound, generator=gen)
             if conv.bias is not None:
                 conv.bias.uniform_(-bound, bound, generator=gen)
@@ -103,12 +108,27 @@ class Tensors:
 
     def conv_args(self) -> dict:
         s = self.spec
-        return dict(stride=(s.sh, s.sw), padding=(s.ph, s.pw), dilation=s.torch_dilation, groups=s.g)
+        return dict(stride=s.torch_stride, padding=s.torch_padding()[0], dilation=s.torch_dilation, groups=s.g)
 
     def reference(self) -> torch.Tensor:
         """PyTorch's own kernels in float32 on the same (dtype-rounded) values: the accuracy reference."""
         with torch.no_grad(), native_flags():
-            return F.conv2d(self.x32, self.conv32.weight, self.conv32.bias, **self.conv_args())
+            return conv_fn(self.spec)(_padded(self.x32, self.spec), self.conv32.weight, self.conv32.bias,
+                                      **self.conv_args())
+
+
+def _padded(x: torch.Tensor, spec: ConvSpec) -> torch.Tensor:
+    """x with the asymmetric rest of the pads applied (x itself when the conv's padding suffices)."""
+    extra = extra_pad(spec)
+    return x if extra is None else F.pad(x, extra)
+
+
+def _dense_call(x, w, b, spec: ConvSpec, args: dict):
+    """The dense timed call: the conv, or F.pad plus the conv when the pads are asymmetric."""
+    conv, extra = conv_fn(spec), extra_pad(spec)
+    if extra is None:
+        return functools.partial(conv, x, w, b, **args)
+    return lambda: conv(F.pad(x, extra), w, b, **args)
 
 
 @dataclass
@@ -135,27 +155,41 @@ def prepare(name: str, t: Tensors) -> PreparedPath:
     dt = TORCH_DTYPES[t.spec.dtype]
     if name in ("dense", "native"):
         x, w = t.x.contiguous(), t.w.contiguous()
-        fn = functools.partial(F.conv2d, x, w, t.b, **args)
+        fn = _dense_call(x, w, t.b, t.spec, args)
         ctx = native_flags if name == "native" else contextlib.nullcontext
         return PreparedPath(name, fn, ctx, x, w)
     if name == "channels_last":
-        x = t.x.contiguous(memory_format=torch.channels_last)
-        w = t.w.contiguous(memory_format=torch.channels_last)
-        return PreparedPath(name, functools.partial(F.conv2d, x, w, t.b, **args), input_tensor=x, weight_tensor=w)
+        fmt = channels_last_format(t.spec)
+        if fmt is None:
+            raise PathUnsupported("channels_last is not supported for 1-D convolutions: PyTorch has no channels-last "
+                                  "memory format for 3-D tensors (torch.channels_last needs rank 4, channels_last_3d 5).")
+        x = t.x.contiguous(memory_format=fmt)
+        w = t.w.contiguous(memory_format=fmt)
+        return PreparedPath(name, _dense_call(x, w, t.b, t.spec, args), input_tensor=x, weight_tensor=w)
+    # MKLDNN tensors take no F.pad: an asymmetric problem converts an input padded once (the equivalent
+    # of padding in the model before the MKLDNN region); the round trip pads on every call.
     if name == "mkldnn_functional":
-        xm = t.x.to_mkldnn()
-        return PreparedPath(name, functools.partial(F.conv2d, xm, t.w, t.b, **args), input_tensor=xm, weight_tensor=t.w)
+        xm = _padded(t.x, t.spec).to_mkldnn()
+        return PreparedPath(name, functools.partial(conv_fn(t.spec), xm, t.w, t.b, **args), input_tensor=xm,
+                            weight_tensor=t.w)
     # mkldnn and mkldnn_roundtrip share the converted module (weights reordered once, at conversion).
     module = torch.utils.mkldnn.to_mkldnn(t.conv32, dt)
     # Bound forward, not module(): skips nn.Module hook dispatch, as F.conv2d does on the dense side.
     forward = module.forward
     if name == "mkldnn":
-        xm = t.x.to_mkldnn()
+        xm = _padded(t.x, t.spec).to_mkldnn()
         return PreparedPath(name, functools.partial(forward, xm), input_tensor=xm, weight_tensor=module.weight, keep=[module])
     x = t.x.contiguous()
+    extra = extra_pad(t.spec)
 
     def roundtrip() -> torch.Tensor:
         return forward(x.to_mkldnn()).to_dense()
+
+    def padded_roundtrip() -> torch.Tensor:
+        return forward(F.pad(x, extra).to_mkldnn()).to_dense()
+
+    if extra is not None:
+        return PreparedPath(name, padded_roundtrip, input_tensor=x, weight_tensor=module.weight, keep=[module])
 
     return PreparedPath(name, roundtrip, input_tensor=x, weight_tensor=module.weight, keep=[module])
 

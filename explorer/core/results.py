@@ -42,6 +42,10 @@ FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_
                  "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"}
 QUALITIES = ("ok", "noisy", "")
 _INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
+# 1-D/3-D problems, benchdnn's right pads (what the output size implies) and the exact op count.
+SHAPE_COLUMNS = ("exact_ops", "ndims", "id", "od", "kd", "sd", "pd", "dd", "pd_r", "ph_r", "pw_r")
+CSV_COLUMNS += SHAPE_COLUMNS
+INT_COLUMNS |= set(SHAPE_COLUMNS)
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -111,6 +115,7 @@ class Result:
             "oc": s.oc, "oh": s.oh, "ow": s.ow, "kh": s.kh, "kw": s.kw, "sh": s.sh, "sw": s.sw, "ph": s.ph,
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
         }
+        out.update(shape_cells(s))
         for f in dataclasses.fields(self):
             if f.name in ("spec", "samples_ms", "trace", "layouts"):
                 continue
@@ -121,6 +126,12 @@ class Result:
 def row_is_noisy(row: dict) -> bool:
     """A CSV row (dict) whose figure another program disturbed: a ratio built on it is uncertain."""
     return (row.get("quality") or "") == "noisy"
+
+
+def shape_cells(s: ConvSpec) -> dict:
+    """The SHAPE_COLUMNS of a spec (absent dims at benchdnn's neutral values)."""
+    return {"exact_ops": s.exact_ops, "ndims": s.ndims, "id": s.id, "od": s.od, "kd": s.kd, "sd": s.sd, "pd": s.pd,
+            "dd": s.dd, "pd_r": s.pad_r("d"), "ph_r": s.pad_r("h"), "pw_r": s.pad_r("w")}
 
 
 def _cell(v) -> str:

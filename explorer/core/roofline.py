@@ -128,8 +128,10 @@ def ceiling_for(dtype: str, ceilings: list[Ceiling]) -> Ceiling:
 def spec_from_row(row: dict) -> ConvSpec:
     """The ConvSpec of a CSV row (as read_csv returns it)."""
     keys = ("mb", "g", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
-    return ConvSpec(**{k: int(row[k]) for k in keys}, bias=bool(row.get("bias", 1)), dtype=row.get("dtype") or "f32",
-                    name=row.get("name") or "")
+    more = {k: int(row[k]) for k in ("id", "kd", "sd", "pd", "dd", "ndims", "pd_r", "ph_r", "pw_r")
+            if row.get(k) is not None}  # newer CSVs: 1-D/3-D and right pads
+    return ConvSpec(**{k: int(row[k]) for k in keys}, **more, bias=bool(row.get("bias", 1)),
+                    dtype=row.get("dtype") or "f32", name=row.get("name") or "")
 
 
 def roofline(results, peak=None) -> Roofline:

@@ -1,8 +1,17 @@
-"""The convolution spec, its benchdnn descriptor (parse and print), validation and op count.
+"""The convolution spec, its benchdnn descriptor (parse and print), validation and op counts.
 
-benchdnn conventions (tests/benchdnn/doc/driver_conv.md in oneDNN): defaults g=1, mb=2, stride 1,
-dilation 0 (0-based: PyTorch dilation d is benchdnn d-1), w-values copy h-values when absent, oh/ph
-computed when absent, and a given oh must agree with the computed one.
+The problem model is benchdnn's own (tests/benchdnn/conv/conv_aux.cpp `str2desc`, common.cpp
+`sanitize_desc`, conv.hpp `desc_t::init_pad_r`, `prb_t::count_ops` in oneDNN):
+
+- 1-D (only w-values), 2-D (h and w) or 3-D (d, h and w) convolutions; ndims 3, 4 or 5 as oneDNN counts.
+- Defaults: g=1, mb=2, stride 1, dilation 0 (0-based: PyTorch dilation d is benchdnn d-1).
+- A dim whose values are all absent copies the next larger dim's values: w copies h (2-D), h and w copy d
+  (3-D, only when neither h nor w is written). Once any value of a dim is written, its i and k are required.
+- Output absent: left pad defaults to 0 and the output is computed. Output given and pad absent: the pad is
+  ((o-1)*s - i + span)/2 (C division). Right pad: always what the output size implies,
+  (o-1)*s - i + span - p_left; it differs from the left pad for e.g. TensorFlow-style "same" padding.
+- `ops` is benchdnn's count, shortcut included (every tap counts when (upper-lower)/lower < 1e-6);
+  `exact_ops` counts only taps landing inside the input.
 """
 
 from __future__ import annotations
@@ -17,53 +26,75 @@ from explorer.core.errors import SpecError
 DTYPES = ("f32", "bf16", "f16")
 SPATIAL_KEYS = ("ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
 KNOWN_KEYS = ("g", "mb", "ic", "oc") + SPATIAL_KEYS + ("id", "od", "kd", "sd", "pd", "dd")
-# Fields a user may set or sweep, in descriptor order.
+# Fields a user may set or sweep, in descriptor order (2-D; DEPTH_FIELDS add the 3-D ones).
 SPEC_FIELDS = ("mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
+DEPTH_FIELDS = ("id", "kd", "sd", "pd", "dd")
 # Larger numbers than this in a single field are refused before anything is allocated.
 MAX_FIELD_VALUE = 1 << 24
 MAX_TENSOR_ELEMENTS = 1 << 36
 
 _TOKEN = re.compile(r'_*(?:(n)"([^"]*)"|([a-z]+)(-?\d+))_*')
+_BARE_NAME = re.compile(r'_*n([^"\d][^"]*)$')  # benchdnn: `n` starts the name, the rest of the text
 
 FIELD_HELP = {
     "mb": "minibatch size (images per call)",
     "g": "groups (must divide ic and oc)",
     "ic": "input channels",
+    "id": "input depth",
     "ih": "input height",
     "iw": "input width",
     "oc": "output channels",
+    "od": "output depth",
     "oh": "output height",
     "ow": "output width",
+    "kd": "kernel depth",
     "kh": "kernel height",
     "kw": "kernel width",
+    "sd": "stride along depth",
     "sh": "stride along height",
     "sw": "stride along width",
-    "ph": "padding along height (each side)",
-    "pw": "padding along width (each side)",
+    "pd": "left (front) padding along depth",
+    "ph": "left (top) padding along height",
+    "pw": "left padding along width",
+    "dd": "dilation along depth, 0-based as in benchdnn (PyTorch dilation = dd + 1)",
     "dh": "dilation along height, 0-based as in benchdnn (PyTorch dilation = dh + 1)",
     "dw": "dilation along width, 0-based as in benchdnn (PyTorch dilation = dw + 1)",
 }
+_DIM_WORD = {"d": "depth", "h": "height", "w": "width"}
+DIMS_OF = {3: ("w",), 4: ("h", "w"), 5: ("d", "h", "w")}
 
 
-def out_size(i: int, k: int, s: int, p: int, d: int) -> int:
-    """Output extent of one spatial dim (PyTorch's floor formula, symmetric padding, 0-based d)."""
-    return (i + 2 * p - ((k - 1) * (d + 1) + 1)) // s + 1
+def out_size(i: int, k: int, s: int, p: int, d: int, p_r: int | None = None) -> int:
+    """Output extent of one spatial dim (floor formula; p_r defaults to p, symmetric; 0-based d)."""
+    return (i + p + (p if p_r is None else p_r) - ((k - 1) * (d + 1) + 1)) // s + 1
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C's integer division (truncates toward zero), as benchdnn computes."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
 
 
 def _taps_inside(i: int, o: int, k: int, s: int, p: int, d: int) -> int:
     """Kernel taps, summed over all outputs of one dim, that land inside the input (not padding)."""
     total = 0
-    for oi in range(o):
-        start = oi * s - p
-        for ki in range(k):
-            if 0 <= start + ki * (d + 1) < i:
-                total += 1
+    for ki in range(k):
+        off = ki * (d + 1) - p  # input index that output oi reads for this tap is off + oi*s
+        lo = max(0, -(off // s))
+        hi = min(o - 1, (i - 1 - off) // s)
+        if hi >= lo:
+            total += hi - lo + 1
     return total
 
 
 @dataclass(frozen=True)
 class ConvSpec:
-    """One 2-D convolution problem. Dilation dh/dw is 0-based as in benchdnn."""
+    """One 1-D, 2-D or 3-D convolution problem. Dilation is 0-based as in benchdnn.
+
+    ph/pw/pd are the left (top, front) pads. ph_r/pw_r/pd_r are the right pads, None when equal to the
+    left one (PyTorch's symmetric padding). A 1-D spec keeps ih=kh=oh=1 and ph=0; a 2-D spec keeps
+    id=kd=1 and pd=0, as benchdnn does.
+    """
 
     mb: int = 2
     g: int = 1
@@ -82,87 +113,202 @@ class ConvSpec:
     bias: bool = True
     dtype: str = "f32"
     name: str = ""
+    # 3-D values and right pads (after the original fields so positional use is unchanged).
+    id: int = 1
+    kd: int = 1
+    sd: int = 1
+    pd: int = 0
+    dd: int = 0
+    ndims: int = 4
+    pd_r: int | None = None
+    ph_r: int | None = None
+    pw_r: int | None = None
 
     # ---- derived values -------------------------------------------------------------------
     @property
+    def dims(self) -> tuple[str, ...]:
+        """The spatial dims this problem has, outermost first: ('w',), ('h', 'w') or ('d', 'h', 'w')."""
+        return DIMS_OF.get(self.ndims, ("h", "w"))
+
+    def dim(self, x: str) -> tuple[int, int, int, int, int, int]:
+        """(i, k, s, p_left, p_right_declared, d) of spatial dim x (d, h or w)."""
+        p = getattr(self, f"p{x}")
+        pr = getattr(self, f"p{x}_r")
+        return (getattr(self, f"i{x}"), getattr(self, f"k{x}"), getattr(self, f"s{x}"), p,
+                p if pr is None else pr, getattr(self, f"d{x}"))
+
+    def out(self, x: str) -> int:
+        i, k, s, p, pr, d = self.dim(x)
+        return out_size(i, k, s, p, d, pr)
+
+    def pad_r(self, x: str) -> int:
+        """benchdnn's right pad of dim x: what the output size implies, (o-1)*s - i + span - p_left."""
+        i, k, s, p, _, d = self.dim(x)
+        return (self.out(x) - 1) * s - i + (k - 1) * (d + 1) + 1 - p
+
+    @property
+    def od(self) -> int:
+        return self.out("d")
+
+    @property
     def oh(self) -> int:
-        return out_size(self.ih, self.kh, self.sh, self.ph, self.dh)
+        return self.out("h")
 
     @property
     def ow(self) -> int:
-        return out_size(self.iw, self.kw, self.sw, self.pw, self.dw)
+        return self.out("w")
 
     @property
-    def torch_dilation(self) -> tuple[int, int]:
-        return (self.dh + 1, self.dw + 1)
+    def asymmetric(self) -> bool:
+        """True when PyTorch's conv padding alone cannot express the pads (a F.pad is needed)."""
+        return any(self.torch_padding()[1])
+
+    def torch_padding(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(conv padding per dim, F.pad argument) that give exactly this problem in PyTorch.
+
+        The F.pad argument is in F.pad's order (last dim first: w_left, w_right, h_left, ...), all zeros
+        when the conv's own symmetric padding is enough. Negative values crop (input rows never read).
+        """
+        conv_pad, extra = [], []
+        for x in self.dims:
+            i, k, s, p, pr, d = self.dim(x)
+            o = self.out(x)
+            if p >= 0 and out_size(i, k, s, p, d) == o:
+                conv_pad.append(p)
+                extra.append((0, 0))
+                continue
+            q = max(0, min(p, self.pad_r(x)))
+            conv_pad.append(q)
+            extra.append((p - q, self.pad_r(x) - q))
+        flat = tuple(v for pair in reversed(extra) for v in pair)
+        return tuple(conv_pad), flat
 
     @property
-    def input_shape(self) -> tuple[int, int, int, int]:
-        return (self.mb, self.ic, self.ih, self.iw)
+    def torch_dilation(self) -> tuple[int, ...]:
+        return tuple(getattr(self, f"d{x}") + 1 for x in self.dims)
 
     @property
-    def weight_shape(self) -> tuple[int, int, int, int]:
-        return (self.oc, self.ic // self.g, self.kh, self.kw)
+    def torch_stride(self) -> tuple[int, ...]:
+        return tuple(getattr(self, f"s{x}") for x in self.dims)
 
     @property
-    def output_shape(self) -> tuple[int, int, int, int]:
-        return (self.mb, self.oc, self.oh, self.ow)
+    def kernel_size(self) -> tuple[int, ...]:
+        return tuple(getattr(self, f"k{x}") for x in self.dims)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.ic) + tuple(getattr(self, f"i{x}") for x in self.dims)
+
+    @property
+    def weight_shape(self) -> tuple[int, ...]:
+        return (self.oc, self.ic // self.g) + self.kernel_size
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.mb, self.oc) + tuple(self.out(x) for x in self.dims)
 
     @property
     def itemsize(self) -> int:
         return 4 if self.dtype == "f32" else 2
 
+    def _bd(self):
+        """benchdnn's prb values (o, i, k, s, p, d) per dim d, h, w; absent dims at benchdnn's defaults."""
+        vals = {}
+        for x in ("d", "h", "w"):
+            if x in self.dims:
+                i, k, s, p, _, d = self.dim(x)
+                vals[x] = (self.out(x), i, k, s, p, d)
+            else:
+                vals[x] = (1, 1, 1, 1, 0, 0)
+        return vals
+
+    @property
+    def exact_ops(self) -> int:
+        """2 * mb * oc * ic/g * (kernel taps landing inside the input): the work really done."""
+        sp = 1
+        for (o, i, k, s, p, d) in self._bd().values():
+            sp *= _taps_inside(i, o, k, s, p, d)
+        return 2 * self.mb * self.oc * self.ic // self.g * sp
+
     @property
     def ops(self) -> int:
-        """benchdnn's op count: 2 * mb * oc * ic/g * (kernel taps landing inside the input)."""
-        sp = _taps_inside(self.ih, self.oh, self.kh, self.sh, self.ph, self.dh) * _taps_inside(
-            self.iw, self.ow, self.kw, self.sw, self.pw, self.dw
-        )
-        return 2 * self.mb * self.oc * (self.ic // self.g) * sp
+        """benchdnn's op count as it prints it (prb_t::count_ops): exact_ops, except that every tap,
+        padding included, counts when (sp_upper - sp_lower) / sp_lower < 1e-6 (its estimate shortcut)."""
+        v = self._bd()
+        upper, lower = 1, 1
+        for x in ("w", "h", "d"):
+            o, i, k, s, p, d = v[x]
+            upper *= o
+            lower *= o - (k - 1) * (d + 1)
+        err = (upper - lower) / lower if lower else (math.inf if upper > lower else math.nan)
+        if err < 1e-6:
+            return 2 * self.mb * self.oc * self.ic // self.g * upper * math.prod(v[x][2] for x in "dhw")
+        return self.exact_ops
+
+    def ops_note(self) -> str:
+        """Why ops and exact_ops differ ('' when they agree)."""
+        if self.ops == self.exact_ops:
+            return ""
+        return ("benchdnn's count takes its shortcut here ((upper - lower) / lower < 1e-6 in prb_t::count_ops) and "
+                "counts every kernel tap, padding included; exact_ops counts only taps landing inside the input.")
+
+    def normalized(self) -> ConvSpec:
+        """The same problem in canonical form (so equal problems compare equal): each right pad None where
+        PyTorch's symmetric padding gives the same output, else benchdnn's right pad (a declared pad
+        beyond what the last output reads is dropped)."""
+        changes = {}
+        for x in ("d", "h", "w"):
+            pr = getattr(self, f"p{x}_r")
+            if pr is not None:
+                i, k, s, p, _, d = self.dim(x)
+                want = None if out_size(i, k, s, p, d) == self.out(x) else self.pad_r(x)
+                if want != pr:
+                    changes[f"p{x}_r"] = want
+        return dataclasses.replace(self, **changes) if changes else self
 
     def get(self, field: str):
-        if field in ("oh", "ow"):
-            return getattr(self, field)
         return getattr(self, field)
 
     def replace(self, **changes) -> ConvSpec:
         return dataclasses.replace(self, **changes)
 
     # ---- descriptor -------------------------------------------------------------------------
+    def _square(self) -> bool:
+        """benchdnn's print_dhw test: all of (o, i, k, s, p, d) equal across the printed dims."""
+        vals = [(self.out(x),) + tuple(v for j, v in enumerate(self.dim(x)) if j != 4) for x in self.dims]
+        return all(v == vals[0] for v in vals)
+
     def descriptor(self, long: bool = False, with_name: bool = True) -> str:
-        """benchdnn form. Short: defaults and w-values equal to h-values left out. Long: every key."""
+        """benchdnn form. Short: defaults left out and, as benchdnn prints, only the first spatial dim when
+        all dims are equal. Long: every key. Right pads are implied by the output sizes (benchdnn's rule),
+        so the descriptor round-trips through parse_descriptor."""
         name = f'n"{self.name}"' if (with_name and self.name) else ""
+        dims = self.dims
         if long:
-            body = (
-                f"mb{self.mb}_g{self.g}ic{self.ic}oc{self.oc}"
-                f"_ih{self.ih}oh{self.oh}kh{self.kh}sh{self.sh}dh{self.dh}ph{self.ph}"
-                f"_iw{self.iw}ow{self.ow}kw{self.kw}sw{self.sw}dw{self.dw}pw{self.pw}"
-            )
+            body = f"mb{self.mb}_g{self.g}ic{self.ic}oc{self.oc}"
+            for x in dims:
+                i, k, s, p, _, d = self.dim(x)
+                body += f"_i{x}{i}o{x}{self.out(x)}k{x}{k}s{x}{s}d{x}{d}p{x}{p}"
             return body + (f"_{name}" if name else "")
+        shown = dims if not self._square() else dims[:1]
+
+        def group(letter: str) -> str:
+            return "".join(f"{letter}{x}{self.out(x) if letter == 'o' else getattr(self, letter + x)}" for x in shown)
+
         parts = []
         if self.g != 1:
             parts.append(f"g{self.g}")
-        parts.append(f"mb{self.mb}ic{self.ic}ih{self.ih}")
-        if self.iw != self.ih:
-            parts.append(f"iw{self.iw}")
-        parts.append(f"oc{self.oc}oh{self.oh}")
-        if self.ow != self.oh or self.iw != self.ih:
-            parts.append(f"ow{self.ow}")
-        parts.append(f"kh{self.kh}")
-        if self.kw != self.kh:
-            parts.append(f"kw{self.kw}")
-        if self.sh != 1:
-            parts.append(f"sh{self.sh}")
-        if self.sw != self.sh:
-            parts.append(f"sw{self.sw}")
-        if self.dh != 0:
-            parts.append(f"dh{self.dh}")
-        if self.dw != self.dh:
-            parts.append(f"dw{self.dw}")
-        parts.append(f"ph{self.ph}")
-        if self.pw != self.ph:
-            parts.append(f"pw{self.pw}")
+        parts.append(f"mb{self.mb}ic{self.ic}{group('i')}oc{self.oc}{group('o')}{group('k')}")
+        if any(getattr(self, f"s{x}") != 1 for x in dims):
+            parts.append(group("s"))
+        if any(getattr(self, f"d{x}") != 0 for x in dims):
+            parts.append(group("d"))
+        parts.append(group("p"))
         return "".join(parts) + name
+
+    def benchdnn_descriptor(self) -> str:
+        """Exactly as benchdnn prints the problem (its operator<<): g only when given, mb only when not 2."""
+        return re.sub(r"^(g\d+)?mb2(?=ic)", lambda m: m.group(1) or "", self.descriptor())
 
     @property
     def desc(self) -> str:
@@ -173,36 +319,48 @@ class ConvSpec:
         return self.descriptor()
 
     # ---- validation -------------------------------------------------------------------------
-    def validate(self) -> ConvSpec:
-        """Raise SpecError with one sentence naming the field when the spec cannot run."""
-        for f in SPEC_FIELDS:
-            if f in ("oh", "ow"):
-                continue
+    def validate(self, sizes: bool = True) -> ConvSpec:
+        """Raise SpecError with one sentence naming the field when the spec cannot run.
+        sizes=False leaves out the allocation limits (for listing problems without running them)."""
+        if self.ndims not in DIMS_OF:
+            raise SpecError(f"ndims must be 3, 4 or 5 (1-D, 2-D or 3-D), got {self.ndims!r}.", "ndims")
+        fields = ["mb", "g", "ic", "oc"] + [f"{c}{x}" for x in self.dims for c in "iksd"]
+        for f in fields + [f"p{x}" for x in self.dims]:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise SpecError(f"{f} must be a whole number, got {v!r}.", f)
-            low = 0 if f in ("ph", "pw", "dh", "dw") else 1
+            low = 0 if f[0] == "p" or f in ("dd", "dh", "dw") else 1
             if v < low:
                 what = "at least 0" if low == 0 else "a positive whole number"
                 raise SpecError(f"{f} ({FIELD_HELP[f]}) must be {what}, got {v}.", f)
-            if v > MAX_FIELD_VALUE:
+            if sizes and v > MAX_FIELD_VALUE:
                 raise SpecError(f"{f}={v} is too large to allocate; the limit is {MAX_FIELD_VALUE}.", f)
+        for x in self.dims:
+            pr = getattr(self, f"p{x}_r")
+            if pr is not None and (not isinstance(pr, int) or isinstance(pr, bool) or (sizes and abs(pr) > MAX_FIELD_VALUE)):
+                raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
         if self.dtype not in DTYPES:
             raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
         if self.ic % self.g:
             raise SpecError(f"g={self.g} does not divide ic={self.ic}: groups must divide the input channels.", "g")
         if self.oc % self.g:
             raise SpecError(f"g={self.g} does not divide oc={self.oc}: groups must divide the output channels.", "g")
-        for dim, i, k, p, d in (("h", self.ih, self.kh, self.ph, self.dh), ("w", self.iw, self.kw, self.pw, self.dw)):
+        for x in self.dims:
+            i, k, s, p, pr, d = self.dim(x)
             span = (k - 1) * (d + 1) + 1
-            if span > i + 2 * p:
+            if span > i + p + pr:
+                pads = f"2*p{x}={p}" if pr == p else f"p{x}={p} + right pad {pr}"
                 raise SpecError(
-                    f"k{dim}={k} with dilation d{dim}={d} spans {span} pixels, more than the padded input "
-                    f"{i + 2 * p} (i{dim}={i} + 2*p{dim}={p}).",
-                    f"k{dim}",
+                    f"k{x}={k} with dilation d{x}={d} spans {span} pixels, more than the padded input "
+                    f"{i + p + pr} (i{x}={i} + {pads}).",
+                    f"k{x}",
                 )
+            if self.pad_r(x) + s <= 0:
+                raise SpecError(
+                    f"the right pad {self.pad_r(x)} of the {_DIM_WORD[x]} and the stride s{x}={s} must sum to more "
+                    f"than 0 (oneDNN's rule): the output o{x}={self.out(x)} is too small for i{x}={i}.", f"o{x}")
         for shape_name, shape in (("input", self.input_shape), ("weight", self.weight_shape), ("output", self.output_shape)):
-            if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+            if sizes and math.prod(shape) > MAX_TENSOR_ELEMENTS:
                 raise SpecError(
                     f"the {shape_name} tensor {'x'.join(map(str, shape))} is too large to allocate.", "mb"
                 )
@@ -255,18 +413,18 @@ def _options(text: str) -> dict[str, str]:
     return opts
 
 
-def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None = None) -> ConvSpec:
-    """Parse a benchdnn conv descriptor (short or long form, or a pasted verbose/batch line) into a valid spec."""
-    if not isinstance(text, str) or not text.strip():
-        raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
-    opts = _options(text)
-    problem = _extract_problem(text)
-    if not problem:
-        raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
+
+def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
+    """benchdnn's str2desc + sanitize_desc + init_pad_r on the problem text alone (no options), as a
+    ConvSpec (dtype f32, bias on). Raises SpecError with one sentence naming the field."""
     values: dict[str, int] = {}
     name = ""
     pos = 0
     while pos < len(problem):
+        bare = _BARE_NAME.match(problem, pos) if pos else None
+        if bare:
+            name = bare.group(1)
+            break
         m = _TOKEN.match(problem, pos)
         if not m or m.end() == pos:
             bad = problem[pos : pos + 12]
@@ -284,76 +442,110 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
             )
         if key in values:
             raise SpecError(f"key {key!r} appears twice in the descriptor.", key)
-        if len(raw.lstrip("-")) > 12:
+        if len(raw.lstrip("-")) > (18 if not sizes else 12):
             raise SpecError(f"{key}={raw} is too large to allocate; the limit is {MAX_FIELD_VALUE}.", key)
         values[key] = _parse_int(key, raw)
-    for key, neutral in (("id", 1), ("od", 1), ("kd", 1), ("sd", 1), ("pd", 0), ("dd", 0)):
-        if values.get(key, neutral) != neutral:
-            raise SpecError(f"{key}={values[key]} describes a 3-D convolution; only 2-D convolutions are supported.", key)
-    for required in ("ic", "oc"):
-        if required not in values:
-            raise SpecError(f"the descriptor has no {required} ({FIELD_HELP[required]}); it is required.", required)
-    if "iw" not in values and "ih" not in values:
-        raise SpecError(f"the descriptor has no ih ({FIELD_HELP['ih']}); it is required.", "ih")
-    if "kw" not in values and "kh" not in values:
-        raise SpecError(f"the descriptor has no kh ({FIELD_HELP['kh']}); it is required.", "kh")
-    if "mb" in opts:
-        values["mb"] = _parse_int("mb", opts["mb"]) if opts["mb"].isdigit() else values.get("mb", 2)
 
-    one_d = "ih" not in values and "kh" not in values  # benchdnn's 1-D form: only w-values given
-    if one_d:
-        values.update(ih=1, kh=1, oh=values.get("oh", 1), ph=values.get("ph", 0))
-    elif "kh" not in values:
-        raise SpecError(f"the descriptor has no kh ({FIELD_HELP['kh']}); it is required.", "kh")
-    elif "ih" not in values:
-        raise SpecError(f"the descriptor has no ih ({FIELD_HELP['ih']}); it is required.", "ih")
+    g = values.get("g", 1)
+    for key in ("g", "ic", "oc", "sd", "sh", "sw"):
+        v = values.get(key, None if key in ("ic", "oc") else 1)
+        if v is None:
+            raise SpecError(f"the descriptor has no {key} ({FIELD_HELP[key]}); it is required.", key)
+        if v <= 0:
+            raise SpecError(f"{key} ({FIELD_HELP[key]}) must be a positive whole number, got {v}.", key)
+    if "mb" in values and values["mb"] <= 0:
+        raise SpecError(f"mb ({FIELD_HELP['mb']}) must be a positive whole number, got {values['mb']}.", "mb")
 
-    def h_or_w(hkey: str, wkey: str, default: int) -> tuple[int, int]:
-        # w-values copy h-values when absent; never the other way round.
-        h = values.get(hkey, default)
-        return h, values.get(wkey, h)
-
-    ih, iw = h_or_w("ih", "iw", 0)
-    kh, kw = h_or_w("kh", "kw", 0)
-    sh, sw = h_or_w("sh", "sw", 1)
-    dh, dw = h_or_w("dh", "dw", 0)
-    oh_given = values.get("oh")
-    ow_given = values.get("ow", oh_given if "iw" not in values else None)
-
-    def computed_pad(i, o, k, s, d) -> int:
-        # benchdnn computes the padding that makes a given output size come out.
-        if o is None:
-            return 0
-        return max(0, math.ceil(((o - 1) * s - i + (k - 1) * (d + 1) + 1) / 2))
-
-    ph = values["ph"] if "ph" in values else computed_pad(ih, oh_given, kh, sh, dh)
-    if "pw" in values:
-        pw = values["pw"]
-    elif "ph" in values or "ow" not in values:
-        pw = ph
-    else:
-        pw = computed_pad(iw, ow_given, kw, sw, dw)
-
-    hints = descriptor_hints(text)
-    spec_dtype = dtype or hints.get("dtype") or "f32"
-    spec_bias = bias if bias is not None else hints.get("bias", True)
-    spec = ConvSpec(
-        mb=values.get("mb", 2), g=values.get("g", 1), ic=values["ic"], ih=ih, iw=iw, oc=values["oc"],
-        kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw, dh=dh, dw=dw,
-        bias=spec_bias, dtype=spec_dtype, name=name,
-    ).validate()
-    for key, given, computed, parts in (
-        ("oh", oh_given, spec.oh, (ih, kh, sh, ph, dh, "h")),
-        ("ow", ow_given, spec.ow, (iw, kw, sw, pw, dw, "w")),
-    ):
-        if given is not None and given != computed:
-            i, k, s, p, d, x = parts
+    dim: dict[str, dict[str, int]] = {}
+    present = {}
+    for x in ("d", "h", "w"):
+        v = {c: values.get(f"{c}{x}", 0) for c in "iokd"}
+        v["s"] = values.get(f"s{x}", 1)
+        v["p"] = values.get(f"p{x}", -1)
+        # benchdnn: a dim is absent when i, k, o, d are 0, s is 1 and p < 1 (an explicit p0 counts as absent).
+        present[x] = bool(v["i"] | v["k"] | v["o"] | v["d"]) or v["s"] != 1 or v["p"] >= 1
+        if present[x]:
+            for c in "ik":
+                if v[c] <= 0:
+                    what = "was not given" if f"{c}{x}" not in values else "is 0"
+                    why = {"w": " (w-values copy h-values only when no w-value is written at all)",
+                           "h": " (h- and w-values copy d-values only when none of them is written)"}.get(x, "")
+                    raise SpecError(
+                        f"{c}{x} ({FIELD_HELP[c + x]}) {what}, but other {_DIM_WORD[x]} values are, so it is "
+                        f"required{why}.", f"{c}{x}")
+            span = (v["k"] - 1) * (v["d"] + 1) + 1
+            if not v["o"]:
+                v["p"] = max(v["p"], 0)
+                v["o"] = _cdiv(v["i"] - span + 2 * v["p"], v["s"]) + 1
+                if v["o"] <= 0:
+                    raise SpecError(
+                        f"k{x}={v['k']} with dilation d{x}={v['d']} spans {span} pixels, more than the padded input "
+                        f"{v['i'] + 2 * v['p']} (i{x}={v['i']} + 2*p{x}={v['p']}), so the output {_DIM_WORD[x]} "
+                        f"would be {v['o']}.", f"k{x}")
+            elif v["p"] < 0:
+                v["p"] = _cdiv((v["o"] - 1) * v["s"] - v["i"] + span, 2)
+        dim[x] = v
+    if not present["d"] and not present["h"] and not present["w"]:
+        raise SpecError(f"the descriptor has no ih ({FIELD_HELP['ih']}) and no kh; they are required.", "ih")
+    if present["d"]:
+        ndims = 5
+        if not present["h"] and not present["w"]:
+            dim["h"] = dict(dim["d"])
+            dim["w"] = dict(dim["d"])
+        elif not (present["h"] and present["w"]):
+            missing = "w" if present["h"] else "h"
             raise SpecError(
-                f"{key}={given} does not match the output size {computed} computed from "
-                f"i{x}={i}, k{x}={k}, s{x}={s}, p{x}={p}, d{x}={d}.",
-                key,
-            )
-    return spec
+                f"a 3-D descriptor needs either all h- and w-values or none of them (benchdnn's rule); "
+                f"i{missing} and k{missing} are missing.", f"i{missing}")
+    elif present["h"]:
+        ndims = 4
+        if not present["w"]:
+            dim["w"] = dict(dim["h"])
+    else:
+        ndims = 3
+    neutral = dict(i=1, o=1, k=1, s=1, p=0, d=0)
+    if ndims < 5:
+        dim["d"] = dict(neutral)
+    if ndims < 4:
+        dim["h"] = dict(neutral)
+
+    kw = {}
+    for x in ("d", "h", "w"):
+        v = dim[x]
+        span = (v["k"] - 1) * (v["d"] + 1) + 1
+        pr = (v["o"] - 1) * v["s"] - v["i"] + span - v["p"]
+        if x in DIMS_OF[ndims]:
+            if v["p"] < 0:
+                raise SpecError(
+                    f"o{x}={v['o']} implies a left pad p{x}={v['p']} (benchdnn's ((o-1)*s - i + span)/2): negative "
+                    f"left padding is refused by oneDNN, and PyTorch has no way to express it in a convolution.",
+                    f"p{x}")
+            if pr + v["s"] <= 0:
+                raise SpecError(
+                    f"o{x}={v['o']} implies a right pad of {pr} along the {_DIM_WORD[x]}; oneDNN requires the right "
+                    f"pad plus the stride s{x}={v['s']} to be above 0.", f"o{x}")
+        kw.update({f"i{x}": v["i"], f"k{x}": v["k"], f"s{x}": v["s"], f"p{x}": v["p"], f"d{x}": v["d"]})
+        sym = out_size(v["i"], v["k"], v["s"], v["p"], v["d"]) == v["o"]
+        kw[f"p{x}_r"] = None if sym else pr
+    return ConvSpec(mb=values.get("mb", 2), g=g, ic=values["ic"], oc=values["oc"], name=name, ndims=ndims, **kw)
+
+
+def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None = None, sizes: bool = True) -> ConvSpec:
+    """Parse a benchdnn conv descriptor (short or long form, or a pasted verbose/batch line) into a valid spec.
+    sizes=False: no allocation limits (listing mode; nothing is allocated)."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
+    opts = _options(text)
+    problem = _extract_problem(text)
+    if not problem:
+        raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
+    spec = parse_problem(problem, sizes)
+    if "mb" in opts and opts["mb"].isdigit() and int(opts["mb"]) > 0:
+        spec = spec.replace(mb=int(opts["mb"]))
+    hints = descriptor_hints(text)
+    spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
+                        bias=bias if bias is not None else hints.get("bias", True))
+    return spec.validate(sizes)
 
 
 def descriptor_hints(text: str) -> dict:

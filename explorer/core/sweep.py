@@ -28,13 +28,13 @@ from typing import Callable, Iterable, Iterator
 
 from explorer.core.errors import InputError, SpecError
 from explorer.core.results import CSV_COLUMNS, Result
-from explorer.core.spec import DTYPES, MAX_FIELD_VALUE, SPEC_FIELDS, ConvSpec, parse_descriptor, parse_dtype
+from explorer.core.spec import DEPTH_FIELDS, DTYPES, MAX_FIELD_VALUE, SPEC_FIELDS, ConvSpec, parse_descriptor, parse_dtype
 
 MAX_POINTS = 10_000
 MAX_VARIES = 2
 # Fields a sweep can vary: every settable spec field (oh/ow are computed), the dtype and the threads.
 # `allocator` too: its points run in the measuring process of each setting (explorer.core.measuring).
-VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + ("dtype", "threads", "allocator")
+VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + DEPTH_FIELDS + ("dtype", "threads", "allocator")
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
 _MIN_VALUE = {f: (0 if f in ("ph", "pw", "dh", "dw") else 1) for f in VARY_FIELDS}
 _INT = re.compile(r"^\d+$")

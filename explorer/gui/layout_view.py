@@ -56,7 +56,21 @@ _SOURCE_TEXT = {
 }
 
 
+_SPATIAL = {0: "", 1: "w", 2: "hw", 3: "dhw"}
+
+
+def weight_grouped(layout: Layout) -> bool:
+    """A weight with a leading g dim: as the layout says, else guessed (5+ dims: a grouped 2-D weight)."""
+    g = getattr(layout, "grouped", None)
+    return g if g is not None else layout.ndims >= 5
+
+
 def dim_names(layout: Layout) -> str:
+    if layout.kind == "weight" and layout.ndims >= 3:
+        lead = "g" if weight_grouped(layout) else ""
+        sp = layout.ndims - 2 - len(lead)
+        if sp in _SPATIAL:
+            return lead + "oi" + _SPATIAL[sp]
     return _DIM_NAMES.get((layout.kind, layout.ndims), "abcdefghijkl"[: layout.ndims])
 
 
@@ -153,6 +167,15 @@ class LayoutPicture:
         return None
 
 
+def _slices(names: str, grid: dict) -> str:
+    """Caption tail for 3-D planes: each plane stacks its D slices of HxW vertically."""
+    pd = grid.get("plane_dims") or []
+    if len(pd) < 3:
+        return ""
+    a, b, c = (names[d].upper() for d in pd[-3:])
+    return f" ({a} slices of {b}\u00d7{c}, stacked)"
+
+
 def _checker(shape) -> np.ndarray:
     y, x = np.indices(shape)
     return np.where(((x + y) % 2) == 0, PAD_A, PAD_B).astype(np.uint8)
@@ -162,7 +185,7 @@ def _logical(lay: Layout, limit: int, colour_dim: int):
     nd, dims, pad = lay.ndims, lay.dims, lay.padded_dims
     notes: list[str] = []
     if lay.kind == "weight" and nd >= 2:
-        lead = max(0, nd - 4) if nd >= 4 else 0
+        lead = 1 if (nd >= 3 and weight_grouped(lay)) else 0
         rd, cd = lead, lead + 1
         plane_dims = list(range(lead + 2, nd))
         mode = "matrix"
@@ -748,12 +771,13 @@ class LayoutView(QtWidgets.QWidget):
             rd = g["row_dim"]
             pl = "\u00d7".join(names[d].upper() for d in g["plane_dims"]) or "1"
             fixed = "image 0: " if lay.kind == "data" and lay.ndims >= 3 else ""
-            self.logical_pane.caption.setText(f"Logical \u2014 {fixed}{names[rd]} as {pl} planes")
+            self.logical_pane.caption.setText(f"Logical \u2014 {fixed}{names[rd]} as {pl} planes{_slices(names, g)}")
         else:
             pl = "\u00d7".join(names[d].upper() for d in g["plane_dims"]) or "1\u00d71"
-            grp = "group 0: " if lay.ndims >= 5 else ""
+            grp = "group 0: " if lay.kind == "weight" and weight_grouped(lay) else ""
             self.logical_pane.caption.setText(
-                f"Logical \u2014 {grp}rows {names[g['row_dim']]}, columns {names[g['col_dim']]}, {pl} planes")
+                f"Logical \u2014 {grp}rows {names[g['row_dim']]}, columns {names[g['col_dim']]}, {pl} planes"
+                f"{_slices(names, g)}")
         geo = pic.phys_geom
         tile = f"{geo['tile_h']}\u00d7{geo['tile_w']} tiles" if geo["tile_h"] > 1 else f"runs of {geo['run']}"
         scope = "image 0, " if geo["scope"].startswith("image 0") else "start of buffer, "

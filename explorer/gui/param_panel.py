@@ -33,6 +33,11 @@ GRID = (
     ("dilation h / w", "dh", "dw"),
 )
 INT_FIELDS = tuple(f for row in GRID for f in row[1:])
+# 3-D: the depth value of each spatial row (shown in a third column, enabled for 3-D problems)
+DEPTH_OF = {"ih": "id", "kh": "kd", "sh": "sd", "ph": "pd", "dh": "dd"}
+NEUTRAL = {"i": 1, "k": 1, "s": 1, "p": 0, "d": 0}  # benchdnn's values for an absent dim
+RIGHT_PADS = ("ph_r", "pw_r", "pd_r")
+NDIMS_TEXT = {3: "1-D (w)", 4: "2-D (h, w)", 5: "3-D (d, h, w)"}
 DTYPE_HELP = {
     "f32": "32-bit float: every path supports it.",
     "bf16": "bfloat16: runs on AMX or AVX-512 BF16 where oneDNN has it; some paths refuse it.",
@@ -118,8 +123,19 @@ class ParamPanel(QWidget):
         grid.setHorizontalSpacing(6)
         grid.setVerticalSpacing(3)
         self.fields: dict[str, QLineEdit] = {}
-        for r, (label, fh, fw) in enumerate(GRID):
+        self.ndims_combo = QComboBox()
+        self.ndims_combo.setObjectName("ndims")
+        for nd, text in NDIMS_TEXT.items():
+            self.ndims_combo.addItem(text, nd)
+        self.ndims_combo.setCurrentIndex(1)
+        self.ndims_combo.setToolTip("1-D (conv1d), 2-D (conv2d) or 3-D (conv3d): which spatial fields apply.")
+        self.ndims_combo.currentIndexChanged.connect(self._on_ndims)
+        grid.addWidget(QLabel("spatial dims"), 0, 0)
+        grid.addWidget(self.ndims_combo, 0, 1, 1, 3)
+        self._row_labels: dict[str, QLabel] = {}
+        for r, (label, fh, fw) in enumerate(GRID, start=1):
             lab = QLabel(label)
+            self._row_labels[fh] = lab
             grid.addWidget(lab, r, 0)
             for c, key in ((1, fh), (2, fw)):
                 e = QLineEdit()
@@ -131,11 +147,25 @@ class ParamPanel(QWidget):
                 e.textEdited.connect(self._on_field_edited)
                 self.fields[key] = e
                 grid.addWidget(e, r, c)
-        r = len(GRID)
-        grid.addWidget(QLabel("output h × w"), r, 0)
+            if fh in DEPTH_OF:
+                key = DEPTH_OF[fh]
+                e = self._int_edit(key, f"{key}: {FIELD_HELP[key]} (3-D only).")
+                self.fields[key] = e
+                grid.addWidget(e, r, 3)
+        r = len(GRID) + 1
+        grid.addWidget(QLabel("right pad h / w / d"), r, 0)
+        for c, key, x in ((1, "ph_r", "h"), (2, "pw_r", "w"), (3, "pd_r", "d")):
+            e = self._int_edit(key, f"right (bottom, back) pad along {x}; empty: the same as the left pad. benchdnn "
+                                    f"writes it as an output size: oh = (ih + ph + right - span) / sh + 1.")
+            e.setPlaceholderText("= left")
+            self.fields[key] = e
+            grid.addWidget(e, r, c)
+        r += 1
+        self.out_caption = QLabel("output h × w")
+        grid.addWidget(self.out_caption, r, 0)
         self.out_label = QLabel("-")
         self.out_label.setToolTip("Output size computed from input, kernel, stride, padding and dilation.")
-        grid.addWidget(self.out_label, r, 1, 1, 2)
+        grid.addWidget(self.out_label, r, 1, 1, 3)
         r += 1
         grid.addWidget(QLabel("dtype"), r, 0)
         self.dtype_combo = QComboBox()
@@ -160,8 +190,10 @@ class ParamPanel(QWidget):
         self.name_edit.textEdited.connect(self._on_field_edited)
         grid.addWidget(self.name_edit, r, 1, 1, 2)
         form.addLayout(grid)
+        self._apply_ndims(4)
         self.ops_label = QLabel("")
-        self.ops_label.setToolTip("benchdnn's op count: only kernel taps that land inside the input are counted.")
+        self.ops_label.setToolTip("benchdnn's op count, as benchdnn prints it (GFLOP/s use it); where its shortcut "
+                                  "counts padding taps too, the exact count of taps inside the input is shown beside.")
         form.addWidget(self.ops_label)
         outer.addWidget(box)
 
@@ -244,6 +276,39 @@ class ParamPanel(QWidget):
         outer.addLayout(buttons)
         outer.addStretch(1)
 
+    def _int_edit(self, key: str, tip: str) -> QLineEdit:
+        e = QLineEdit()
+        e.setObjectName(key)
+        e.setToolTip(tip)
+        e.setPlaceholderText(key)
+        e.setMaximumWidth(72)
+        e.setAlignment(Qt.AlignRight)
+        e.textEdited.connect(self._on_field_edited)
+        return e
+
+    def ndims(self) -> int:
+        return int(self.ndims_combo.currentData() or 4)
+
+    def _apply_ndims(self, nd: int) -> None:
+        """Enable the fields of the spatial dims this problem has (the others hold benchdnn's neutral values)."""
+        active = {3: "w", 4: "hw", 5: "dhw"}[nd]
+        cols = {3: "w", 4: "h / w", 5: "h / w / d"}[nd]  # the grid's columns are h, w, d
+        for label, fh, _ in GRID:
+            if fh in DEPTH_OF:
+                self._row_labels[fh].setText(label.replace("h / w", cols))
+        self.out_caption.setText("output " + " × ".join(active))
+        for key, e in self.fields.items():
+            if key in ("mb", "g", "ic", "oc"):
+                continue
+            dim = key[1] if key.endswith("_r") else key[-1]
+            e.setEnabled(dim in active)
+
+    def _on_ndims(self, *_) -> None:
+        if self._syncing:
+            return
+        self._apply_ndims(self.ndims())
+        self._validate(update_desc=True)
+
     # ---- public API -----------------------------------------------------------------------------------
     @property
     def spec(self) -> ConvSpec | None:
@@ -323,7 +388,10 @@ class ParamPanel(QWidget):
         self._syncing = True
         try:
             for key, e in self.fields.items():
-                e.setText(str(getattr(spec, key)))
+                v = getattr(spec, key)
+                e.setText("" if v is None else str(v))
+            self.ndims_combo.setCurrentIndex(self.ndims_combo.findData(spec.ndims))
+            self._apply_ndims(spec.ndims)
             self.dtype_combo.setCurrentText(spec.dtype)
             self.bias_check.setChecked(spec.bias)
             self.name_edit.setText(spec.name)
@@ -380,15 +448,22 @@ class ParamPanel(QWidget):
         values = {}
         for key, e in self.fields.items():
             text = e.text().strip()
+            if not e.isEnabled():  # a dim this problem does not have: benchdnn's neutral value
+                values[key] = None if key.endswith("_r") else NEUTRAL.get(key[0], 1)
+                continue
+            if key.endswith("_r") and not text:
+                values[key] = None
+                continue
             try:
                 values[key] = int(text)
             except ValueError:
                 what = "empty" if not text else repr(text)
-                raise SpecError(f"{key} ({FIELD_HELP[key]}) must be a whole number, got {what}.", key) from None
+                help_ = FIELD_HELP.get(key, "right pad")
+                raise SpecError(f"{key} ({help_}) must be a whole number, got {what}.", key) from None
         return ConvSpec(
-            **values, bias=self.bias_check.isChecked(), dtype=self.dtype_combo.currentText(),
+            **values, ndims=self.ndims(), bias=self.bias_check.isChecked(), dtype=self.dtype_combo.currentText(),
             name=self.name_edit.text().strip().replace('"', ""),
-        )
+        ).normalized()
 
     def _validate(self, update_desc: bool = False) -> None:
         from explorer.core.memory import check_memory
@@ -406,8 +481,12 @@ class ParamPanel(QWidget):
             self._syncing = True
             self.desc_edit.setText(spec.descriptor())
             self._syncing = False
-        self.out_label.setText(f"{spec.oh} × {spec.ow}")
-        self.ops_label.setText(f"{spec.ops / 1e9:.3g} GFLOP per call (benchdnn count)")
+        self.out_label.setText(" × ".join(str(spec.out(x)) for x in spec.dims)
+                               + ("  (asymmetric pads: F.pad before the conv)" if spec.asymmetric else ""))
+        ops = f"{spec.ops / 1e9:.3g} GFLOP per call (benchdnn count)"
+        if spec.exact_ops != spec.ops:
+            ops += f"; exact {spec.exact_ops / 1e9:.3g} (benchdnn's shortcut counts padding taps)"
+        self.ops_label.setText(ops)
         self._set_error(None, None)
         self.spec_changed.emit(spec)
 
@@ -426,7 +505,7 @@ class ParamPanel(QWidget):
             self._error = (message, field or "desc")
             self._valid = False
             target = widgets.get(field) if not desc_error else self.desc_edit
-            if field in ("oh", "ow"):
+            if field in ("oh", "ow", "od"):
                 target = self.desc_edit
             target = target or self.desc_edit
             target.setStyleSheet(

@@ -42,7 +42,8 @@ from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
 
 # The fields offered in the combos (the spec fields a user sweeps, then dtype and threads).
-FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "dtype", "threads")
+FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "id", "kd", "sd", "pd", "dd",
+          "dtype", "threads")
 FIELDS = tuple(f for f in FIELDS if f in VARY_FIELDS)
 NO_FIELD = "—"
 NO_BATCH = "(vary the fields)"

@@ -37,7 +37,7 @@ def test_run_bf16_marks_functional_unsupported(capsys):
 
 @pytest.mark.parametrize("argv", [
     ["run", TINY + "g3"],
-    ["run", "mb2ic16ih14oc16oh13kh3ph1"],
+    ["run", "mb2ic16ih10oc16oh2kh3"],
     ["run", TINY, "--paths", "dense,bogus"],
     ["run", TINY, "--threads", "0"],
     ["run", TINY, "--threads", "abc"],
@@ -76,7 +76,7 @@ def test_layout_tag_json(capsys):
 
 
 def test_layout_of_a_path_reads_the_real_descriptor(capsys, f32_block):
-    assert main(["layout", "mb2ic17ih5iw4oc17oh5ow4kh3ph1", "--path", "mkldnn", "--json"]) == 0
+    assert main(["layout", "mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1", "--path", "mkldnn", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     out = d["tensors"]["output"]
     assert d["path"] == "mkldnn" and out["source"] == "descriptor"

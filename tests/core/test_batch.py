@@ -44,7 +44,9 @@ def test_lines_names_comments_and_options():
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("bf16", False, 2)
     assert pts[7].skipped and pts[7].error.startswith("line 7: cannot read the descriptor")
     assert pts[7].text == "not_a_descriptor"
-    assert pts[9].skipped and pts[9].error.startswith("line 9: oh=7 does not match") and pts[9].error_field == "oh"
+    # benchdnn takes the given oh and derives the right pad from it: top 1, bottom 0 (was refused before)
+    assert (pts[9].spec.ph, pts[9].spec.pad_r("h"), pts[9].spec.oh, pts[9].spec.ow) == (1, 0, 7, 7)
+    assert [b.points[i].line for i in b.bad] == [7, 20]
     # --reset, then --mb=4
     assert (pts[12].spec.mb, pts[12].spec.dtype, pts[12].spec.bias) == (4, "f32", True)
     # --mb=0 means the descriptor's own mb; --dt=f16:...
@@ -111,3 +113,24 @@ def test_unreadable_batches_are_input_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00\x81")
     with pytest.raises(InputError, match="not a text file"):
         read_batch_text(str(binary))
+
+
+def test_nested_batch_options_carry_over_and_bad_lines_name_their_file(tmp_path):
+    # benchdnn applies options to the following lines, into and out of a nested --batch= file
+    (tmp_path / "inner.txt").write_text("ic8ih8oc8kh3ph1\nnot_a_line\n--dir=FWD_D\n")
+    (tmp_path / "outer.txt").write_text("--mb=3\n--batch=inner.txt\nic4ih4oc4kh1\n--batch=inner.txt --reset\n"
+                                        "--batch=outer.txt\n")
+    b = load_batch(str(tmp_path / "outer.txt"))
+    got = [(b.source_of(p).rsplit("/", 1)[-1], p.line, p.spec.mb if p.spec else None,
+            p.spec.bias if p.spec else None) for p in b.points]
+    assert got == [("inner.txt", 1, 3, True), ("inner.txt", 2, None, None), ("outer.txt", 3, 3, False),
+                   ("inner.txt", 1, 3, False), ("inner.txt", 2, None, None), ("outer.txt", 5, None, None)]
+    assert [b.points[i].line for i in b.bad] == [2, 2, 5]
+    assert "includes itself" in b.points[5].error
+    assert b.bad_lines_sentence().startswith(f"{tmp_path / 'inner.txt'} line 2: ")
+    assert "(3 bad lines in all)" in b.bad_lines_sentence()
+
+
+def test_shipped_batch_by_onednn_file_name():
+    assert read_batch_text("shapes_resnet_50")[1] == read_batch_text("resnet_50")[1]
+    assert "tests/benchdnn/inputs/conv/shapes_resnet_50" in read_batch_text("shapes_resnet_50")[1]

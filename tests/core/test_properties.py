@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import SpecError
-from explorer.core.spec import KNOWN_KEYS, ConvSpec, parse_descriptor
+from explorer.core.spec import KNOWN_KEYS, ConvSpec, out_size, parse_descriptor
 
 small = st.integers(min_value=1, max_value=40)
 
@@ -105,3 +105,46 @@ def test_any_tag_gives_a_consistent_layout_or_one_input_error(tag, dims):
     offs = lay.offsets().ravel()
     assert len(set(offs.tolist())) == offs.size  # every element has its own place
     assert offs.min() >= 0 and offs.max() < lay.nbytes // lay.itemsize
+
+
+# ---- benchdnn's full model (issue 11): 1-D/3-D and right pads round-trip; ops is benchdnn's count ----------
+@st.composite
+def nd_specs(draw):
+    nd = draw(st.sampled_from([3, 4, 5]))
+    g = draw(st.sampled_from([1, 2, 3]))
+    kw = dict(mb=draw(st.integers(1, 3)), g=g, ic=g * draw(st.integers(1, 3)), oc=g * draw(st.integers(1, 3)),
+              ndims=nd, bias=draw(st.booleans()))
+    active = {3: "w", 4: "hw", 5: "dhw"}[nd]
+    for x in "dhw":
+        if x in active:
+            kw.update({f"i{x}": draw(st.integers(1, 12)), f"k{x}": draw(st.integers(1, 5)),
+                       f"s{x}": draw(st.integers(1, 3)), f"p{x}": draw(st.integers(0, 4)),
+                       f"d{x}": draw(st.integers(0, 2)), f"p{x}_r": draw(st.one_of(st.none(), st.integers(-2, 4)))})
+        else:
+            kw.update({f"i{x}": 1, f"k{x}": 1, f"s{x}": 1, f"p{x}": 0, f"d{x}": 0})
+    return ConvSpec(**kw)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nd_specs())
+def test_every_valid_nd_spec_round_trips_and_counts_as_benchdnn(s):
+    from tests.core.test_spec import _benchdnn_count_ops
+
+    try:
+        s.validate()
+    except SpecError as e:
+        assert e.field and str(e).endswith(".")
+        return
+    want = s.normalized()
+    for text in (s.descriptor(), s.descriptor(long=True), s.benchdnn_descriptor()):
+        back = parse_descriptor(text, bias=s.bias)
+        assert back == want, (text, back, want)
+    # the PyTorch form (conv padding + F.pad) gives exactly benchdnn's output size in every dim
+    conv_pad, extra = s.torch_padding()
+    for j, x in enumerate(s.dims):
+        i, k, st_, _, _, d = s.dim(x)
+        left, right = extra[2 * (len(s.dims) - 1 - j)], extra[2 * (len(s.dims) - 1 - j) + 1]
+        assert conv_pad[j] >= 0 and i + left + right > 0
+        assert out_size(i + left + right, k, st_, conv_pad[j], d) == s.out(x)
+    assert s.ops == _benchdnn_count_ops(s)
+    assert s.exact_ops <= s.ops  # the shortcut only ever adds padding taps

@@ -39,7 +39,7 @@ def test_outputs_agree_between_paths():
 
 
 def test_stored_bytes_show_mkldnn_padding(tiny_results, f32_block):
-    spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3ph1")
+    spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1")
     rows = {r.path: r for r in run(spec, RunOptions(paths=("dense", "mkldnn"), budget_ms=5))}
     assert rows["dense"].output_bytes == 2 * 17 * 5 * 4 * 4  # 2720: plain NCHW
     # blocked channels padded to this CPU's block: 5120 bytes with AVX-512 (Cp 32), 3840 with AVX2 (Cp 24)

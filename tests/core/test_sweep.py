@@ -143,7 +143,7 @@ def test_divisors_resolve_per_point_in_a_grid():
 def test_oh_follows_ih_and_iw_follows_unless_given():
     pts = plan_sweep(BASE, ["ih=14,56"])
     assert [(p.spec.ih, p.spec.iw, p.spec.oh, p.spec.ow) for p in pts] == [(14, 14, 14, 14), (56, 56, 56, 56)]
-    pts = plan_sweep("mb2ic8ih28iw20oc8kh3ph1", ["ih=14"])
+    pts = plan_sweep("mb2ic8ih28iw20oc8kh3kw3ph1pw1", ["ih=14"])
     assert (pts[0].spec.ih, pts[0].spec.iw, pts[0].spec.oh, pts[0].spec.ow) == (14, 20, 14, 20)
     pts = plan_sweep(BASE, ["kh=1,5"])  # kw follows kh; oh follows with ph fixed
     assert [(p.spec.kw, p.spec.oh) for p in pts] == [(1, 30), (5, 26)]

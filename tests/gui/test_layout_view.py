@@ -14,7 +14,7 @@ from explorer.core.spec import parse_descriptor
 from explorer.gui.layout_view import CELL_LIMIT, GAP, PAD_A, PAD_B, PHYS_LIMIT, LayoutView
 
 SPEC = "mb2ic17ih5oc17oh5kh3ph1"  # 2x17x5x5 (w copies h)
-SPEC_W4 = "mb2ic17ih5iw4oc17oh5kh3ph1"  # 2x17x5x4: the FIELD_GUIDE example (5120 vs 2720 bytes on AVX-512)
+SPEC_W4 = "mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1"  # 2x17x5x4: the FIELD_GUIDE example (5120 vs 2720 bytes on AVX-512)
 
 
 def padded(n: int, block: int) -> int:
