@@ -29,6 +29,7 @@ class Measurement:
     samples_ns: np.ndarray
     stop_reason: str = "budget"  # budget | converged | cancelled | max_samples
     wall_s: float = 0.0
+    starts_ns: np.ndarray | None = None  # perf_counter_ns at the start of each sample (timeline export)
 
     @property
     def n(self) -> int:
@@ -121,6 +122,8 @@ def measure_iter(
             return Measurement(np.empty(0, dtype=np.int64), "cancelled", (clock() - start) / 1e9)
     samples: list[int] = []
     append = samples.append
+    starts: list[int] = []
+    append_start = starts.append
     t_begin = clock()
     deadline = t_begin + int(b.budget_ms * 1e6)
     # Early stop is checked only after a fifth of the budget and on a geometric schedule: cheap, and
@@ -136,6 +139,7 @@ def measure_iter(
         fn()
         t1 = clock()
         append(t1 - t0)
+        append_start(t0)
         n = len(samples)
         if cancel is not None and cancel():
             reason = "cancelled"
@@ -157,7 +161,7 @@ def measure_iter(
     arr = np.asarray(samples, dtype=np.int64)
     if last_yielded < arr.size:
         yield Progress(arr[last_yielded:], arr.size, (clock() - t_begin) / 1e9, b.budget_ms / 1e3)
-    return Measurement(arr, reason, (clock() - start) / 1e9)
+    return Measurement(arr, reason, (clock() - start) / 1e9, np.asarray(starts, dtype=np.int64))
 
 
 def measure(fn: Callable[[], object], budget: Budget | None = None, cancel: Callable[[], bool] | None = None) -> Measurement:

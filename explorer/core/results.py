@@ -30,11 +30,14 @@ CSV_COLUMNS = (
     "p25_ms", "p75_ms", "stop_reason", "budget_ms", "ops", "pct_peak",
     "conv_impl", "src_tag", "wei_tag", "dst_tag", "reorder_count", "trace_conv_ms", "trace_reorder_ms",
     "cpu", "vary",
+    # The ATen view, the routes' one-off cost and the split of the median (issue 14):
+    "aten_ops", "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "route_note",
 )
 INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
                 "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
 FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
-                  "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
+                  "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms",
+                  "compile_ms", "onednn_ms", "reorder_ms", "other_ms"}
 _INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
@@ -76,10 +79,20 @@ class Result:
     trace_conv_ms: float | None = None
     trace_reorder_ms: float | None = None
     vary: str = ""
+    aten_ops: str = ""  # the profiled call's ATen chain, e.g. "aten::conv2d > ... > aten::mkldnn_convolution"
+    compile_ms: float | None = None  # one-off conversion / compile time of a route, outside the timed call
+    onednn_ms: float | None = None  # the median split: inside oneDNN compute primitives ...
+    reorder_ms: float | None = None  # ... inside oneDNN reorders ...
+    other_ms: float | None = None  # ... and the rest (PyTorch's own kernels, dispatch, Python)
+    route_note: str = ""  # what a route inserted or calls
     # Kept for charts and views, not written to the CSV:
     samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
     trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call
     layouts: dict = field(default_factory=dict, repr=False)  # role -> path_layouts.TensorLayout
+    aten: list = field(default_factory=list, repr=False)  # aten.AtenOp records of one profiled call
+    sample_starts_ns: object = field(default=None, repr=False)  # numpy array: perf_counter_ns of each sample
+    trace_window_ns: tuple | None = field(default=None, repr=False)  # (start, end) of the traced call
+    aten_window_ns: tuple | None = field(default=None, repr=False)  # (start, duration) of the profiled call
 
     def row(self) -> dict:
         s = self.spec
@@ -89,10 +102,13 @@ class Result:
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
         }
         for f in dataclasses.fields(self):
-            if f.name in ("spec", "samples_ms", "trace", "layouts"):
+            if f.name in _VIEW_ONLY:
                 continue
             out[f.name] = getattr(self, f.name)
         return {k: _cell(out.get(k)) for k in CSV_COLUMNS}
+
+
+_VIEW_ONLY = ("spec", "samples_ms", "trace", "layouts", "aten", "sample_starts_ns", "trace_window_ns", "aten_window_ns")
 
 
 def _cell(v) -> str:

@@ -144,7 +144,7 @@ def _check_options(o, where: str = "options") -> dict:
     out = dict(o)
     paths = out.get("paths")
     if paths is not None:
-        from explorer.core.paths import PATHS
+        from explorer.core.paths import ALL_PATHS as PATHS
 
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise InputError(f"{where}.paths must be a list of path names.", "session")

@@ -46,9 +46,8 @@ def parse_size(text: str) -> tuple[int, int]:
 
 def _check_inputs(args):
     """Everything a bad argument can break, checked before Qt starts. Raises SpecError/InputError."""
-    from explorer.core.paths import PATHS
     from explorer.core.results import check_writable
-    from explorer.core.runner import RunOptions, validate_paths
+    from explorer.core.runner import RunOptions, expand_paths
     from explorer.core.spec import parse_dtype
 
     spec = None
@@ -58,9 +57,7 @@ def _check_inputs(args):
         from explorer.core.spec import parse_descriptor
 
         spec = parse_descriptor(args.desc, dtype=dtype, bias=bias)
-    paths = PATHS if args.paths.strip() == "all" else validate_paths(
-        tuple(p.strip() for p in args.paths.split(",") if p.strip())
-    )
+    paths = expand_paths(args.paths)
     opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace).validate()
     size = parse_size(args.size)
     force = getattr(args, "force", False)
