@@ -75,6 +75,30 @@ def run_options(args):
     ).validate()
 
 
+def open_timeline(args):
+    """A Timeline when --timeline was given (its file checked writable before any work), else None."""
+    path = getattr(args, "timeline", None)
+    if not path:
+        return None
+    from explorer.core.results import check_writable
+    from explorer.core.timeline import Timeline
+
+    check_writable(path, overwrite=getattr(args, "force", False))
+    return Timeline()
+
+
+def close_timeline(timeline, args, quiet: bool) -> None:
+    """Write the timeline (also after Ctrl+C: every finished path is in it)."""
+    import sys
+
+    if timeline is None:
+        return
+    timeline.write(args.timeline)
+    if not quiet:
+        print(f"wrote a timeline of {plural(timeline.sample_count, 'timed call')} to {args.timeline} "
+              "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
+
+
 def spec_from(args):
     from explorer.core.spec import parse_descriptor, parse_dtype
 

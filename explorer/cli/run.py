@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import add_run_options, fmt as _fmt, run_options, spec_from
+from explorer.cli.common import add_run_options, close_timeline, fmt as _fmt, open_timeline, run_options, spec_from
 
 
 def add_parsers(sub) -> None:
@@ -32,6 +32,7 @@ def cmd_run(args) -> int:
     opts = run_options(args)
     check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
     sink = CsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
+    timeline = open_timeline(args)
     results = []
     quiet = args.json
     if not quiet:
@@ -43,9 +44,12 @@ def cmd_run(args) -> int:
             elif isinstance(ev, PathFinished):
                 results.append(ev.result)
                 sink.add(ev.result)
+                if timeline is not None:
+                    timeline.add(ev.result)
     finally:
         if results and not quiet:
             print(format_table(results))
+        close_timeline(timeline, args, quiet)
     if quiet:
         print(json.dumps({"results": [r.row() for r in results]}, indent=1))
     if args.csv and not quiet:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import add_run_options, fmt as _fmt, run_options, spec_from
+from explorer.cli.common import add_run_options, close_timeline, fmt as _fmt, open_timeline, run_options, spec_from
 
 COMMANDS: dict = {}
 
@@ -63,6 +63,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     from explorer.core.sweep import PointSkipped, PointStarted, iter_points
 
     opts = run_options(args)
+    timeline = open_timeline(args)
     sink = CsvSink(sink_path)
     sink.flush()  # the header is on disk before the first point runs
     table: list[tuple] = []  # small summaries only, never Results
@@ -89,6 +90,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
             elif isinstance(ev, PathFinished):
                 r = ev.result
                 sink.add(r)
+                if timeline is not None:
+                    timeline.add(r)
                 key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
                 if r.path == "dense" and r.status == "ok":
                     dense[key] = r.median_ms
@@ -100,6 +103,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
             print(_format_table(label_cols, table, dense))
         if sink_path and not quiet:
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
+        close_timeline(timeline, args, quiet)
     if quiet:
         print(json.dumps({"results": json_rows}, indent=1))
     return 0

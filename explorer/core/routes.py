@@ -138,19 +138,19 @@ def _compiled_path(t: Tensors) -> PreparedPath:
     key = _compile_key(t)
     hit = _compiled.get(key)
     if hit is None:
-        import torch._dynamo
-        import torch._inductor.config
+        import torch._dynamo as dynamo  # an alias: `import torch.x` here would make `torch` a local name
+        import torch._inductor.config as inductor_config
+        from torch._inductor.utils import run_and_get_code
 
         if len(_compiled) >= COMPILED_CACHE_SIZE:
             _compiled.clear()
-            torch._dynamo.reset()
+            dynamo.reset()
         module = _module(t)
         compiled = torch.compile(module, backend="inductor", dynamic=False)
-        from torch._inductor.utils import run_and_get_code
 
         # freezing: weights become constants and the conv's weight is prepacked (inductor's inference mode);
         # cpp.enable_kernel_profile: inductor's own C++ loops show up in the profiler's ATen view.
-        with torch.no_grad(), torch._inductor.config.patch({"freezing": True, "cpp.enable_kernel_profile": True}):
+        with torch.no_grad(), inductor_config.patch({"freezing": True, "cpp.enable_kernel_profile": True}):
             t0 = time.perf_counter_ns()
             _, sources = run_and_get_code(compiled, x)
             compile_ms = (time.perf_counter_ns() - t0) / 1e6

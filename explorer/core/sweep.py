@@ -374,6 +374,8 @@ def _strip(res: Result) -> None:
     res.samples_ms = None
     res.trace = []
     res.layouts = {}
+    res.aten = []
+    res.sample_starts_ns = None
 
 
 def iter_points(
