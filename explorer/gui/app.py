@@ -63,6 +63,8 @@ def _check_inputs(args):
     force = getattr(args, "force", False)
     if args.csv:
         check_writable(args.csv, overwrite=force)
+    if getattr(args, "timeline", None):
+        check_writable(args.timeline, overwrite=force)
     if args.screenshot:
         check_writable(args.screenshot, overwrite=force)
     return spec, opts, size, dtype, bias
@@ -235,6 +237,8 @@ def run_gui(args) -> int:
             win.timing.redraw()
             if not win.save_screenshot(args.screenshot, ask=False):
                 state["code"] = EXIT_FAILED
+        if getattr(args, "timeline", None) and not win.export_timeline(args.timeline, ask=False):
+            state["code"] = EXIT_FAILED
         if args.json:
             import json
 
