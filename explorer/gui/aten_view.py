@@ -60,9 +60,13 @@ class AtenView(QtWidgets.QWidget):
         self.tree.setHeaderLabels(["op", "time (µs)"])
         self.tree.setUniformRowHeights(True)
         self.tree.setRootIsDecorated(True)
+        self.tree.setIndentation(10)
+        self.tree.setTextElideMode(Qt.ElideMiddle)
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
         self.tree.header().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeToContents)
+        self.tree.setToolTip("The ops one profiled call dispatched to, nested as torch.profiler saw them; "
+                             "greyed: allocation and view bookkeeping.")
         lay.addWidget(self.tree, 1)
         self.note_label = QtWidgets.QLabel()
         self.note_label.setWordWrap(True)
@@ -116,6 +120,7 @@ class AtenView(QtWidgets.QWidget):
                 stack.pop()
             parent = stack[-1][1] if stack else self.tree.invisibleRootItem()
             item = QtWidgets.QTreeWidgetItem(parent, [op.name, f"{op.dur_us:.1f}"])
+            item.setToolTip(0, f"{op.name}: {op.dur_us:.1f} µs, from {op.start_us:.1f} µs into the call")
             item.setTextAlignment(1, int(Qt.AlignRight | Qt.AlignVCenter))
             if op.name in BOOKKEEPING:
                 item.setForeground(0, grey)
