@@ -45,6 +45,7 @@ class _Entry:
     primitives: list  # (name, time_ms, args)
     aten_window: tuple | None
     aten: list  # (name, depth, start_us, dur_us)
+    waits_ns: np.ndarray | None = None  # per-sample run-queue wait, when the harness records it
 
 
 @dataclass
@@ -70,10 +71,17 @@ class Timeline:
         stats = {"status": res.status, "samples": res.samples, "median_ms": res.median_ms, "iqr_ms": res.iqr_ms,
                  "onednn_ms": res.onednn_ms, "reorder_ms": res.reorder_ms, "other_ms": res.other_ms,
                  "compile_ms": res.compile_ms, "aten_ops": res.aten_ops}
+        # Per-sample time the measuring threads waited for a core (schedstat), once the harness records it
+        # as `sample_waits_ns` (one value per sample); drawn as a counter track under the path's calls.
+        waits = getattr(res, "sample_waits_ns", None)
+        if waits is not None and durs is not None and len(waits) == durs.size:
+            waits = np.asarray(waits, dtype=np.int64)
+        else:
+            waits = None
         self.entries.append(_Entry(
             res.path, res.spec.desc, res.spec.dtype, res.threads,
             starts if durs is not None else np.empty(0, np.int64), durs if durs is not None else np.empty(0, np.int64),
-            stats, res.trace_window_ns, prims, res.aten_window_ns, aten,
+            stats, res.trace_window_ns, prims, res.aten_window_ns, aten, waits,
         ))
 
     @property
@@ -140,6 +148,14 @@ class Timeline:
                 name = f"{e.path} call"
                 events.extend({"name": name, "cat": CALL_CAT, "ph": "X", "ts": float(a), "dur": float(b),
                                "pid": PID, "tid": tid} for a, b in zip(ts.tolist(), dur.tolist()))
+                if e.waits_ns is not None:
+                    cname = f"{e.path}: waited for a core (us)"
+                    for a, b, w in zip(ts.tolist(), dur.tolist(), (e.waits_ns / 1e3).round(3).tolist()):
+                        if w > 0:  # the wait rises at the call's start and falls back at its end
+                            events.append({"name": cname, "ph": "C", "ts": float(a), "pid": PID, "tid": tid,
+                                           "args": {"wait_us": float(w)}})
+                            events.append({"name": cname, "ph": "C", "ts": round(float(a) + float(b), 3),
+                                           "pid": PID, "tid": tid, "args": {"wait_us": 0.0}})
         return {"traceEvents": events, "displayTimeUnit": "ms",
                 "otherData": {"producer": self.title, "samples": self.sample_count}}
 

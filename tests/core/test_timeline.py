@@ -35,6 +35,9 @@ def check_trace_events(doc) -> list[dict]:
         if ev["ph"] == "X":
             assert isinstance(ev.get("ts"), (int, float)) and isinstance(ev.get("dur"), (int, float)), ev
             assert ev["dur"] >= 0 and ev["ts"] >= 0, ev
+        if ev["ph"] == "C":
+            assert isinstance(ev.get("ts"), (int, float)) and ev["args"], ev
+            assert all(isinstance(v, (int, float)) for v in ev["args"].values()), ev
         if ev["ph"] == "M":
             assert ev["name"] in ("process_name", "thread_name", "process_sort_index", "thread_sort_index"), ev
             assert "name" in ev["args"] or "sort_index" in ev["args"], ev
@@ -132,3 +135,23 @@ def test_checker_rejects_what_perfetto_would():
     with pytest.raises(AssertionError):  # partial overlap on one track
         check_trace_events({"traceEvents": [{"name": "a", "ph": "X", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
                                             {"name": "b", "ph": "X", "ts": 5, "dur": 10, "pid": 1, "tid": 1}]})
+
+
+def test_core_waits_become_a_counter_track_when_recorded(results):
+    """The harness may record per-sample run-queue waits (sample_waits_ns): each nonzero one is drawn."""
+    import numpy as np
+
+    r = results[0]
+    waits = np.zeros(r.samples, dtype=np.int64)
+    waits[1] = 40_000  # 40 us on the second call
+    r.sample_waits_ns = waits
+    try:
+        tl = Timeline()
+        tl.add(r)
+        events = check_trace_events(tl.to_dict())
+    finally:
+        del r.sample_waits_ns
+    counters = [e for e in events if e["ph"] == "C"]
+    assert [e["args"]["wait_us"] for e in counters] == [40.0, 0.0]
+    second = [e for e in events if e.get("cat") == CALL_CAT][1]
+    assert counters[0]["ts"] == second["ts"] and counters[1]["ts"] == pytest.approx(second["ts"] + second["dur"])
