@@ -27,9 +27,10 @@ _RESULT_FIELDS = (
     "max_abs_err", "input_bytes", "weight_bytes", "output_bytes", "stop_reason", "budget_ms", "pct_peak",
     "torch_version", "onednn_version", "isa", "cpu", "started_at", "conv_impl", "src_tag", "wei_tag", "dst_tag",
     "reorder_count", "trace_conv_ms", "trace_reorder_ms", "vary",
+    "aten_ops", "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "route_note",
 )
 _STR_FIELDS = {"status", "error", "stop_reason", "torch_version", "onednn_version", "isa", "cpu", "started_at",
-               "conv_impl", "src_tag", "wei_tag", "dst_tag", "vary"}
+               "conv_impl", "src_tag", "wei_tag", "dst_tag", "vary", "aten_ops", "route_note"}
 
 
 @dataclass
@@ -72,6 +73,8 @@ def result_to_dict(r: Result, with_samples: bool = True) -> dict:
         d["samples_ms"] = [float(f"{x:.6g}") for x in np.asarray(r.samples_ms, dtype=float)]
     if r.trace:
         d["trace"] = [p.raw for p in r.trace if getattr(p, "raw", "")]
+    if r.aten:
+        d["aten"] = [o.to_dict() for o in r.aten]
     d["row"] = r.row()  # the CSV row, for readers that want the flat schema
     return d
 
@@ -116,6 +119,14 @@ def result_from_dict(d: dict, where: str) -> Result:
         from explorer.core.trace import Primitive, parse_line
 
         r.trace = [p for p in (parse_line(x) for x in lines) if isinstance(p, Primitive)]
+    ops = d.get("aten")
+    if ops is not None:
+        from explorer.core.aten import AtenOp
+
+        try:
+            r.aten = [AtenOp(str(o["name"]), int(o["depth"]), float(o["start_us"]), float(o["dur_us"])) for o in ops]
+        except (TypeError, KeyError, ValueError):
+            raise InputError(f"{where}.aten must be a list of {{name, depth, start_us, dur_us}} objects.", "session") from None
     return r
 
 

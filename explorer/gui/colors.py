@@ -18,8 +18,8 @@ PATH_COLORS = {
     "mkldnn_functional": "#8172B3",  # purple
     "mkldnn_roundtrip": "#C44E52",  # red
     "jit_frozen": "#937860",  # brown
-    "compiled": "#DA8BC3",  # pink
-    "mkldnn_prepacked": "#64B5CD",  # teal
+    "compiled": "#C26AAE",  # pink
+    "mkldnn_prepacked": "#3F9FB8",  # teal
 }
 _FALLBACK = ("#937860", "#DA8BC3", "#CCB974", "#64B5CD")
 
