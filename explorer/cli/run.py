@@ -62,7 +62,8 @@ def format_table(results) -> str:
     from explorer.core.memory import fmt_bytes
 
     base = {r.spec.desc + r.spec.dtype: r.median_ms for r in results if r.path == "dense" and r.status == "ok"}
-    head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "max err", "in/wei/out stored", "kernel")
+    head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "oneDNN/reorder/rest ms", "max err",
+            "in/wei/out stored", "kernel", "set-up ms")
     rows = []
     for r in results:
         b = base.get(r.spec.desc + r.spec.dtype)
@@ -71,9 +72,10 @@ def format_table(results) -> str:
         if r.status != "ok":
             rows.append((r.path, r.status, r.error[:90], "", "", "", "", "", ""))
             continue
+        split = "/".join(_fmt(v, "{:.3g}") for v in (r.onednn_ms, r.reorder_ms, r.other_ms)) if r.other_ms is not None else "-"
         rows.append((
-            r.path, r.status, _fmt(r.median_ms), _fmt(r.iqr_ms), _fmt(r.gflops, "{:.1f}"), speed,
-            _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-",
+            r.path, r.status, _fmt(r.median_ms), _fmt(r.iqr_ms), _fmt(r.gflops, "{:.1f}"), speed, split,
+            _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-", _fmt(r.compile_ms, "{:.4g}"),
         ))
     widths = [max(len(str(x)) for x in col) for col in zip(head, *[r for r in rows if r[1] == "ok"] or [head])]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths))]
