@@ -29,12 +29,9 @@ class Terminated(BaseException):
 
 # ---- argument types ---------------------------------------------------------------------------------
 def paths_arg(text: str) -> tuple[str, ...]:
-    from explorer.core.paths import PATHS
-    from explorer.core.runner import validate_paths
+    from explorer.core.runner import expand_paths
 
-    if text.strip() == "all":
-        return PATHS
-    return validate_paths(tuple(p.strip() for p in text.split(",") if p.strip()))
+    return expand_paths(text)
 
 
 def positive_float(text: str) -> float:
@@ -52,7 +49,9 @@ def int_arg(text: str) -> int:
 
 
 def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
-    p.add_argument("--paths", type=str, default="all", help="comma-separated paths, or 'all' (default)")
+    p.add_argument("--paths", type=str, default="all",
+                   help="comma-separated paths; 'all' = the six seed paths (default), 'routes' = jit_frozen, compiled, "
+                        "mkldnn_prepacked (torch.compile takes seconds per spec); e.g. all,routes")
     p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
     p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
     p.add_argument("--budget-ms", type=positive_float, default=500.0, help="time budget per path in ms (default 500)")
@@ -65,6 +64,9 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
         p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
         p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--timeline", type=str, default=None, metavar="FILE.json",
+                   help="write every timed call, the traced call's oneDNN primitives and the profiled ATen ops as "
+                        "a Chrome trace-event JSON (opens in ui.perfetto.dev or chrome://tracing)")
 
 
 
@@ -92,6 +94,30 @@ def allocator_note(allocator: str) -> str:
     from explorer.core.allocator import reproduce_hint
 
     return f"allocator: {allocator}; to reproduce a figure in your own script: {reproduce_hint(allocator)}"
+
+
+def open_timeline(args):
+    """A Timeline when --timeline was given (its file checked writable before any work), else None."""
+    path = getattr(args, "timeline", None)
+    if not path:
+        return None
+    from explorer.core.results import check_writable
+    from explorer.core.timeline import Timeline
+
+    check_writable(path, overwrite=getattr(args, "force", False))
+    return Timeline()
+
+
+def close_timeline(timeline, args, quiet: bool) -> None:
+    """Write the timeline (also after Ctrl+C: every finished path is in it)."""
+    import sys
+
+    if timeline is None:
+        return
+    timeline.write(args.timeline)
+    if not quiet:
+        print(f"wrote a timeline of {plural(timeline.sample_count, 'timed call')} to {args.timeline} "
+              "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
 
 
 def spec_from(args):

@@ -22,7 +22,7 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("trace", help="the oneDNN primitives each path really runs (one traced call)")
     p.add_argument("desc", help="benchdnn conv descriptor")
-    p.add_argument("--paths", type=str, default="all", help="comma-separated paths, or 'all' (default)")
+    p.add_argument("--paths", type=str, default="all", help="comma-separated paths; 'all' = the six seed paths (default), 'routes' = the three routes")
     p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
     p.add_argument("--no-bias", action="store_true", help="convolution without bias")
     p.add_argument("--json", action="store_true")

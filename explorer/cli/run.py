@@ -6,7 +6,8 @@ import json
 import sys
 
 from explorer.cli.common import (
-    add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
+    add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline, ratio_text, run_options,
+    spec_from,
 )
 from explorer.core.interference import warning_line
 
@@ -39,6 +40,7 @@ def cmd_run(args) -> int:
     opts = run_options(args)
     check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
     sink = CsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
+    timeline = open_timeline(args)
     results = []
     quiet = args.json
     if not quiet:
@@ -59,6 +61,8 @@ def cmd_run(args) -> int:
             elif isinstance(ev, PathFinished):
                 results.append(ev.result)
                 sink.add(ev.result)
+                if timeline is not None:
+                    timeline.add(ev.result)
     finally:
         if results and not quiet:
             print(format_table(results))
@@ -66,6 +70,7 @@ def cmd_run(args) -> int:
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
+        close_timeline(timeline, args, quiet)
     if quiet:
         print(json.dumps({"results": [r.row() for r in results]}, indent=1))
     if args.csv and not quiet:
@@ -92,7 +97,8 @@ def format_table(results) -> str:
     from explorer.core.memory import fmt_bytes
 
     base = {r.spec.desc + r.spec.dtype: r for r in results if r.path == "dense" and r.status == "ok"}
-    head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "max err", "in/wei/out stored", "kernel")
+    head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "oneDNN/reorder/rest ms", "max err",
+            "in/wei/out stored", "kernel", "set-up ms")
     rows = []
     for r in results:
         b = base.get(r.spec.desc + r.spec.dtype)
@@ -101,9 +107,11 @@ def format_table(results) -> str:
         if r.status != "ok":
             rows.append((r.path, r.status, r.error[:90], "", "", "", "", "", ""))
             continue
+        split = "/".join(_fmt(v, "{:.3g}") for v in (r.onednn_ms, r.reorder_ms, r.other_ms)) if r.other_ms is not None else "-"
         rows.append((
-            r.path, "noisy" if r.noisy else r.status, ("~" if r.noisy else "") + _fmt(r.median_ms), _fmt(r.iqr_ms), _fmt(r.gflops, "{:.1f}"), speed,
-            _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-",
+            r.path, "noisy" if r.noisy else r.status, ("~" if r.noisy else "") + _fmt(r.median_ms), _fmt(r.iqr_ms),
+            _fmt(r.gflops, "{:.1f}"), speed, split,
+            _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-", _fmt(r.compile_ms, "{:.4g}"),
         ))
     measured = ("ok", "noisy")
     widths = [max(len(str(x)) for x in col) for col in zip(head, *[r for r in rows if r[1] in measured] or [head])]

@@ -10,7 +10,8 @@ import json
 import sys
 
 from explorer.cli.common import (
-    EXIT_BAD_INPUT, add_run_options, allocator_note, fmt as _fmt, measured_events, ratio_text, run_options, spec_from,
+    EXIT_BAD_INPUT, add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline, ratio_text,
+    run_options, spec_from,
 )
 from explorer.core.interference import warning_line
 
@@ -70,6 +71,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     from explorer.core.sweep import PointSkipped, PointStarted
 
     opts = run_options(args)
+    timeline = open_timeline(args)
     sink = CsvSink(sink_path)
     sink.flush()  # the header is on disk before the first point runs
     table: list[tuple] = []  # small summaries only, never Results
@@ -100,6 +102,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
                 r = ev.result
                 sink.add(r)
                 quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
+                if timeline is not None:
+                    timeline.add(r)
                 key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
                 if r.path == "dense" and r.status == "ok":
                     dense[key] = (r.median_ms, r.noisy)
@@ -116,6 +120,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
             print(allocator_note(opts.allocator), file=sys.stderr)
         if sink_path and not quiet:
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
+        close_timeline(timeline, args, quiet)
     if quiet:
         print(json.dumps({"results": json_rows}, indent=1))
     return 0

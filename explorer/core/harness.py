@@ -47,6 +47,7 @@ class Measurement:
             clean = ~itf.disturbed_mask(self.samples_ns, self.waits_ns)
             if clean.any():
                 self._stats = self.samples_ns[clean]  # the figures a quiet machine gives
+    starts_ns: np.ndarray | None = None  # perf_counter_ns at the start of each sample (timeline export)
 
     @property
     def n(self) -> int:
@@ -154,11 +155,13 @@ def measure_iter(
         if cancel is not None and cancel():
             return Measurement(np.empty(0, dtype=np.int64), "cancelled", (clock() - start) / 1e9)
     sched = itf.SchedReader() if meter else None  # after the warm-up: OpenMP's threads exist by now
-    canary_before = itf.canary_ns() if meter else 0
+    canaries: list[int] = [itf.canary_ns()] if meter else []
     read_wait = (lambda: None) if sched is None or not sched.available else sched.read
     samples: list[int] = []
     waits: list[int] = []
     append, append_wait = samples.append, waits.append
+    starts: list[int] = []
+    append_start = starts.append
     first = itf.snapshot(sched, clock)
     paused = itf.Paused()
     # A boundary before the first sample: a paced consumer (the window) draws now, not mid-loop.
@@ -181,6 +184,7 @@ def measure_iter(
         fn()
         t1 = clock()
         append(t1 - t0)
+        append_start(t0)
         if last_wait is not None:  # outside the timed region: did a measuring thread wait for a core?
             now = read_wait()
             if now is None:  # a thread came or went: re-list, and count this sample as disturbed
@@ -208,6 +212,8 @@ def measure_iter(
             # The consumer may hold us here (the window drawing this burst): that time is neither budget
             # nor loop for the meter, and the next sample's wait is counted from the resume.
             p0 = itf.snapshot(sched, clock)
+            if meter:  # one canary run per burst, in the pause: the loop's speed of the CPU, hiccups outvoted
+                canaries.append(itf._canary_once())
             yield Progress(np.asarray(samples[last_yielded:], dtype=np.int64), n, (t1 - t_begin) / 1e9, b.budget_ms / 1e3)
             p1 = itf.snapshot(sched, clock)
             paused.add(p0, p1)
@@ -218,7 +224,9 @@ def measure_iter(
             last_yielded = n
             next_yield = clock() + interval_ns
     end = itf.snapshot(sched, clock)
-    canary = (canary_before, itf.canary_ns()) if meter else None
+    if meter:
+        canaries.append(itf.canary_ns())
+    canary = canaries if meter else None
     arr = np.asarray(samples, dtype=np.int64)
     waits_arr = np.asarray(waits, dtype=np.int64) if len(waits) == arr.size and sched is not None else None
     if sched is not None:
@@ -228,7 +236,8 @@ def measure_iter(
         itf.note_canary(min(canary))  # after judging this loop: a faster canary raises the bar for the next
     if last_yielded < arr.size:
         yield Progress(arr[last_yielded:], arr.size, (clock() - t_begin) / 1e9, b.budget_ms / 1e3)
-    return Measurement(arr, reason, (clock() - start) / 1e9, waits_arr, meter_out, b.min_samples)
+    return Measurement(arr, reason, (clock() - start) / 1e9, waits_arr, meter_out, b.min_samples,
+                       np.asarray(starts, dtype=np.int64))
 
 
 def _clean(samples: list[int], waits: list[int]) -> np.ndarray:

@@ -36,7 +36,11 @@ MAX_WAIT_PCT = 20.0
 # resolution of /proc/stat, which is taken off first),
 MAX_OTHER_CPU_PCT = 25.0
 MAX_STEAL_PCT = 5.0  # ... when the hypervisor stole less than this share of the CPUs' time,
-MAX_SLOWDOWN_PCT = 8.0  # ... and when the canary ran at most this much slower than its best on this machine.
+# ... and when the canary's median over the loop ran at most this much slower than its best on this machine.
+# Measured on a quiet 2-vCPU VM: canaries 10-48% over their best from the host's own variation while the
+# same conv's medians stayed within 5%, so only a gross slowdown (a core shared on the host) is a verdict;
+# smaller ones stay in `slowdown_pct` for the reader.
+MAX_SLOWDOWN_PCT = 50.0
 
 
 class SchedReader:
@@ -255,15 +259,16 @@ def disturbed_mask(samples_ns: np.ndarray, waits_ns: np.ndarray) -> np.ndarray:
 
 
 def summarize(start: LoopSnapshot, end: LoopSnapshot, n: int, threads: int, waits_ns: np.ndarray | None,
-              samples_ns: np.ndarray, canary: tuple[int, int] | None = None, paused: Paused | None = None) -> Interference:
+              samples_ns: np.ndarray, canary: list[int] | None = None, paused: Paused | None = None) -> Interference:
     p = paused or Paused()
     wall = max(1, end.wall_ns - start.wall_ns - p.wall)
     out = Interference(samples=n, threads=threads, loadavg=_loadavg())
-    if canary is not None:
+    if canary:
         best = canary_best()
         if best:
-            # the slower of the two: a slowdown on either side of the loop overlapped part of it
-            out.slowdown_pct = max(0.0, 100.0 * (max(canary) - best) / best)
+            # the median of the canaries around and inside the loop (one per burst): a sustained slowdown
+            # moves it, a hiccup of a few ms does not
+            out.slowdown_pct = max(0.0, 100.0 * (float(np.median(canary)) - best) / best)
     if n:
         out.faults_per_call = (end.minflt - start.minflt - p.minflt) / n
         out.ctx_switches_per_call = (end.nivcsw - start.nivcsw - p.nivcsw) / n

@@ -17,7 +17,7 @@ import torch
 from explorer.core.errors import InputError
 from explorer.core.layout import DTYPE_SIZES, Layout, layout_from_tag, parse_tag
 from explorer.core.memory_desc import stored_nbytes, tensor_layout
-from explorer.core.paths import PATHS, PreparedPath, Tensors, prepare
+from explorer.core.paths import ALL_PATHS, PreparedPath, Tensors, prepare
 from explorer.core.spec import ConvSpec
 
 ROLES = ("input", "weight", "output")
@@ -143,8 +143,8 @@ def inspect_path(spec: ConvSpec, path: str, tensors: Tensors | None = None) -> P
     """Prepare `path`, run it once for its output, once more traced, and describe its tensors."""
     from explorer.core.trace import run_traced
 
-    if path not in PATHS:
-        raise InputError(f"unknown path {path!r}; choose from {', '.join(PATHS)}.", "path")
+    if path not in ALL_PATHS:
+        raise InputError(f"unknown path {path!r}; choose from {', '.join(ALL_PATHS)}.", "path")
     spec.validate()
     tensors = tensors or Tensors.make(spec)
     prep = prepare(path, tensors)

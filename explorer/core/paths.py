@@ -24,6 +24,10 @@ from explorer.core.spec import ConvSpec
 
 PATHS = ("dense", "channels_last", "native", "mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
 MKLDNN_PATHS = ("mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
+# The routes to oneDNN a PyTorch user has today (explorer/core/routes.py). Not in the default set: torch.compile
+# takes seconds per spec. ALL_PATHS is every name a run accepts.
+ROUTES = ("jit_frozen", "compiled", "mkldnn_prepacked")
+ALL_PATHS = PATHS + ROUTES
 
 PATH_HELP = {
     "dense": "F.conv2d on contiguous NCHW tensors with default dispatch (on x86 this usually calls oneDNN inside).",
@@ -32,6 +36,9 @@ PATH_HELP = {
     "mkldnn": "A module converted once by torch.utils.mkldnn.to_mkldnn on an input converted once: the conv alone.",
     "mkldnn_functional": "F.conv2d on an input converted once to MKLDNN, with the dense weight.",
     "mkldnn_roundtrip": "Per call: x.to_mkldnn(), the MKLDNN conv, .to_dense(): what a dense model pays for one op.",
+    "jit_frozen": "A one-conv module through torch.jit.freeze + torch.jit.optimize_for_inference (TorchScript's MKLDNN conversion).",
+    "compiled": "torch.compile (inductor, CPU) with freezing on: compiled once, the compiled call timed.",
+    "mkldnn_prepacked": "torch.ops.mkldnn._convolution_pointwise on a weight packed once for the real input shape, as inductor calls it.",
 }
 
 TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -141,6 +148,8 @@ class PreparedPath:
     input_tensor: torch.Tensor | None = None  # as this path holds its input between calls
     weight_tensor: torch.Tensor | None = None  # as this path holds its weight
     keep: list = field(default_factory=list)  # objects that must outlive fn (modules)
+    compile_ms: float | None = None  # one-off conversion/compile time (routes), outside the timed call
+    note: str = ""  # what the route inserted or called (routes), shown with the trace
 
     def call_once(self) -> torch.Tensor:
         with torch.no_grad(), self.context():
@@ -149,6 +158,10 @@ class PreparedPath:
 
 def prepare(name: str, t: Tensors) -> PreparedPath:
     """Build path `name` for the problem in `t`. Raises PathUnsupported (or torch's error) if it cannot."""
+    if name in ROUTES:
+        from explorer.core.routes import prepare_route
+
+        return prepare_route(name, t)
     if name not in PATHS:
         raise ValueError(f"unknown path {name!r}")
     args = t.conv_args()

@@ -33,13 +33,16 @@ CSV_COLUMNS = (
     # The interference meter (explorer.core.interference): is this row's figure trustworthy?
     "quality", "quality_reason", "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct",
     "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg", "samples_used", "attempts", "allocator",
+    # The ATen view, the routes' one-off cost and the split of the median (issue 14):
+    "aten_ops", "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "route_note",
 )
 INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
                 "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count",
                "samples_used", "attempts"}
 FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
                   "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms",
-                 "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"}
+                 "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg",
+                 "compile_ms", "onednn_ms", "reorder_ms", "other_ms"}
 QUALITIES = ("ok", "noisy", "")
 _INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
 # 1-D/3-D problems, benchdnn's right pads (what the output size implies) and the exact op count.
@@ -99,10 +102,21 @@ class Result:
     samples_used: int | None = None  # samples behind the statistics (undisturbed ones)
     attempts: int | None = None
     allocator: str = ""
+    aten_ops: str = ""  # the profiled call's ATen chain, e.g. "aten::conv2d > ... > aten::mkldnn_convolution"
+    compile_ms: float | None = None  # one-off conversion / compile time of a route, outside the timed call
+    onednn_ms: float | None = None  # the median split: inside oneDNN compute primitives ...
+    reorder_ms: float | None = None  # ... inside oneDNN reorders ...
+    other_ms: float | None = None  # ... and the rest (PyTorch's own kernels, dispatch, Python)
+    route_note: str = ""  # what a route inserted or calls
     # Kept for charts and views, not written to the CSV:
     samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
     trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call
     layouts: dict = field(default_factory=dict, repr=False)  # role -> path_layouts.TensorLayout
+    aten: list = field(default_factory=list, repr=False)  # aten.AtenOp records of one profiled call
+    sample_starts_ns: object = field(default=None, repr=False)  # numpy array: perf_counter_ns of each sample
+    sample_waits_ns: object = field(default=None, repr=False)  # numpy array: run-queue wait during each sample
+    trace_window_ns: tuple | None = field(default=None, repr=False)  # (start, end) of the traced call
+    aten_window_ns: tuple | None = field(default=None, repr=False)  # (start, duration) of the profiled call
 
     @property
     def noisy(self) -> bool:
@@ -117,10 +131,14 @@ class Result:
         }
         out.update(shape_cells(s))
         for f in dataclasses.fields(self):
-            if f.name in ("spec", "samples_ms", "trace", "layouts"):
+            if f.name in _VIEW_ONLY:
                 continue
             out[f.name] = getattr(self, f.name)
         return {k: _cell(out.get(k)) for k in CSV_COLUMNS}
+
+
+_VIEW_ONLY = ("spec", "samples_ms", "trace", "layouts", "aten", "sample_starts_ns", "sample_waits_ns", "trace_window_ns",
+              "aten_window_ns")
 
 
 def row_is_noisy(row: dict) -> bool:

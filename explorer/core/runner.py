@@ -22,7 +22,7 @@ from explorer.core.allocator import DEFAULT_ALLOCATOR, current as current_alloca
 from explorer.core.errors import InputError
 from explorer.core.harness import DEFAULT_BUDGET_MS, DEFAULT_MIN_SAMPLES, DEFAULT_PRECISION, Budget, Progress, measure_iter
 from explorer.core.memory import check_memory
-from explorer.core.paths import PATHS, Tensors, is_unsupported, one_line, prepare, to_dense
+from explorer.core.paths import ALL_PATHS, PATHS, Tensors, is_unsupported, one_line, prepare, to_dense
 from explorer.core.results import Result
 from explorer.core.spec import ConvSpec
 
@@ -50,11 +50,25 @@ class RunOptions:
 
 def validate_paths(paths) -> tuple[str, ...]:
     if not paths:
-        raise InputError(f"no path selected; choose from {', '.join(PATHS)}.", "paths")
+        raise InputError(f"no path selected; choose from {', '.join(ALL_PATHS)}.", "paths")
     for p in paths:
-        if p not in PATHS:
-            raise InputError(f"unknown path {p!r}; choose from {', '.join(PATHS)}.", "paths")
+        if p not in ALL_PATHS:
+            raise InputError(f"unknown path {p!r}; choose from {', '.join(ALL_PATHS)}.", "paths")
     return tuple(paths)
+
+
+def expand_paths(text: str) -> tuple[str, ...]:
+    """'dense,mkldnn', 'all' (the six seed paths), 'routes' (jit_frozen, compiled, mkldnn_prepacked) or a mix
+    such as 'all,routes'; each name once, in the order given. Raises InputError on an unknown name."""
+    from explorer.core.paths import ROUTES
+
+    out: list[str] = []
+    for name in (p.strip() for p in text.split(",")):
+        if not name:
+            continue
+        group = {"all": PATHS, "routes": ROUTES}.get(name, (name,))
+        out += [p for p in group if p not in out]
+    return validate_paths(tuple(out))
 
 
 def validate_threads(n) -> int:
@@ -173,6 +187,7 @@ def iter_run(
             res = _base_result(spec, path, threads, ctx, opts, vary)
             try:
                 prep = prepare(path, tensors)
+                res.compile_ms, res.route_note = prep.compile_ms, prep.note
                 out = prep.call_once()  # the untimed warm-up: builds oneDNN primitives, gives the output
                 if cancelled():
                     return  # checked between every slow step, so Stop never waits for more than one call
@@ -185,6 +200,8 @@ def iter_run(
                 )
                 if opts.trace and not cancelled():
                     _add_trace(res, prep, out, spec.g)
+                if opts.trace and not cancelled():
+                    _add_aten(res, prep)
                 del out
                 if cancelled():
                     return
@@ -209,6 +226,7 @@ def iter_run(
                         break
                 res.attempts = attempt
                 _fill_stats(res, m, spec, ctx)
+                _split_median(res)
             except Exception as exc:  # noqa: BLE001 - any failure of one path is that path's row
                 res.status = "unsupported" if is_unsupported(exc) else "error"
                 res.error = one_line(exc)
@@ -271,6 +289,7 @@ def _fill_stats(res: Result, m, spec: ConvSpec, ctx: RunContext) -> None:
     res.stop_reason = m.stop_reason
     res.samples_ms = m.samples_ms
     fill_quality(res, m)
+    res.sample_starts_ns, res.sample_waits_ns = m.starts_ns, m.waits_ns
     res.gflops = spec.ops / (res.median_ms / 1e3) / 1e9 if res.median_ms > 0 else None
     # The peak of this row's thread count (a 2-thread peak would read a 1-thread row wrongly), cached only.
     p = machine.peak(threads=res.threads, allow_measure=False)
@@ -289,11 +308,35 @@ def _add_trace(res: Result, prep, out, groups: int) -> None:
     from explorer.core.trace import run_traced
 
     with torch.no_grad():
+        t0 = time.perf_counter_ns()
         tr = run_traced(prep.fn, context=prep.context())
+        res.trace_window_ns = (t0, time.perf_counter_ns())
     s = tr.summary
     res.conv_impl = s.conv_impl or ""
     res.src_tag, res.wei_tag, res.dst_tag = s.src_tag or "", s.wei_tag or "", s.dst_tag or ""
     res.reorder_count = s.reorder_count
     res.trace_conv_ms, res.trace_reorder_ms = s.conv_time_ms, s.reorder_time_ms
+    res.onednn_ms, res.reorder_ms = s.conv_time_ms + s.other_time_ms, s.reorder_time_ms  # split by _split_median
     res.trace = tr.primitives
     res.layouts = layouts_of(prep, out, last_conv(tr.primitives), groups)
+
+
+def _add_aten(res: Result, prep) -> None:
+    """One profiled call outside the timed loop: the chain of ATen ops the path dispatched to."""
+    from explorer.core.aten import chain_text, profile_call
+
+    prof = profile_call(prep.fn, prep.context)
+    res.aten = prof.ops
+    res.aten_ops = chain_text(prof.ops)
+    res.aten_window_ns = (prof.start_ns, prof.wall_ns)
+
+
+def _split_median(res: Result) -> None:
+    """The median as oneDNN compute + reorders + the rest, from the traced call's primitive times."""
+    from explorer.core.aten import time_split
+
+    if res.onednn_ms is None:
+        return
+    split = time_split(res.median_ms, res.onednn_ms, res.reorder_ms or 0.0)
+    if split is not None:
+        res.onednn_ms, res.reorder_ms, res.other_ms = split

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core.errors import InputError, SpecError
-from explorer.core.results import CSV_COLUMNS, STATUSES, FLOAT_COLUMNS, INT_COLUMNS, Result, atomic_write_text
+from explorer.core.results import _VIEW_ONLY, CSV_COLUMNS, STATUSES, FLOAT_COLUMNS, INT_COLUMNS, Result, atomic_write_text
 from explorer.core.spec import ConvSpec, parse_descriptor
 
 FORMAT = "mkldnn-explorer-session"
@@ -27,7 +27,7 @@ VERSION = 1
 # Every Result field but the identity (spec, path, threads) and the views' objects, read off the dataclass
 # so a column added to Result is saved and restored without a second list to keep in step.
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result)
-                       if f.name not in ("spec", "path", "threads", "samples_ms", "trace", "layouts"))
+                       if f.name not in ("path", "threads", *_VIEW_ONLY))
 _STR_FIELDS = {f.name for f in dataclasses.fields(Result) if f.type in (str, "str")}
 
 
@@ -71,6 +71,8 @@ def result_to_dict(r: Result, with_samples: bool = True) -> dict:
         d["samples_ms"] = [float(f"{x:.6g}") for x in np.asarray(r.samples_ms, dtype=float)]
     if r.trace:
         d["trace"] = [p.raw for p in r.trace if getattr(p, "raw", "")]
+    if r.aten:
+        d["aten"] = [o.to_dict() for o in r.aten]
     d["row"] = r.row()  # the CSV row, for readers that want the flat schema
     return d
 
@@ -115,6 +117,14 @@ def result_from_dict(d: dict, where: str) -> Result:
         from explorer.core.trace import Primitive, parse_line
 
         r.trace = [p for p in (parse_line(x) for x in lines) if isinstance(p, Primitive)]
+    ops = d.get("aten")
+    if ops is not None:
+        from explorer.core.aten import AtenOp
+
+        try:
+            r.aten = [AtenOp(str(o["name"]), int(o["depth"]), float(o["start_us"]), float(o["dur_us"])) for o in ops]
+        except (TypeError, KeyError, ValueError):
+            raise InputError(f"{where}.aten must be a list of {{name, depth, start_us, dur_us}} objects.", "session") from None
     return r
 
 
@@ -143,7 +153,7 @@ def _check_options(o, where: str = "options") -> dict:
     out = dict(o)
     paths = out.get("paths")
     if paths is not None:
-        from explorer.core.paths import PATHS
+        from explorer.core.paths import ALL_PATHS as PATHS
 
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise InputError(f"{where}.paths must be a list of path names.", "session")

@@ -384,6 +384,9 @@ def _strip(res: Result) -> None:
     res.samples_ms = None
     res.trace = []
     res.layouts = {}
+    res.aten = []
+    res.sample_starts_ns = None
+    res.sample_waits_ns = None
 
 
 def iter_points(

@@ -46,9 +46,8 @@ def parse_size(text: str) -> tuple[int, int]:
 
 def _check_inputs(args):
     """Everything a bad argument can break, checked before Qt starts. Raises SpecError/InputError."""
-    from explorer.core.paths import PATHS
     from explorer.core.results import check_writable
-    from explorer.core.runner import RunOptions, validate_paths
+    from explorer.core.runner import RunOptions, expand_paths
     from explorer.core.spec import parse_dtype
 
     spec = None
@@ -58,14 +57,14 @@ def _check_inputs(args):
         from explorer.core.spec import parse_descriptor
 
         spec = parse_descriptor(args.desc, dtype=dtype, bias=bias)
-    paths = PATHS if args.paths.strip() == "all" else validate_paths(
-        tuple(p.strip() for p in args.paths.split(",") if p.strip())
-    )
+    paths = expand_paths(args.paths)
     opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace).validate()
     size = parse_size(args.size)
     force = getattr(args, "force", False)
     if args.csv:
         check_writable(args.csv, overwrite=force)
+    if getattr(args, "timeline", None):
+        check_writable(args.timeline, overwrite=force)
     if args.screenshot:
         check_writable(args.screenshot, overwrite=force)
     return spec, opts, size, dtype, bias
@@ -238,6 +237,8 @@ def run_gui(args) -> int:
             win.timing.redraw()
             if not win.save_screenshot(args.screenshot, ask=False):
                 state["code"] = EXIT_FAILED
+        if getattr(args, "timeline", None) and not win.export_timeline(args.timeline, ask=False):
+            state["code"] = EXIT_FAILED
         if args.json:
             import json
 

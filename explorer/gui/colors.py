@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 
-from explorer.core.paths import PATHS
+from explorer.core.paths import ALL_PATHS as PATHS
 
 PATH_COLORS = {
     "dense": "#4C72B0",  # blue
@@ -17,6 +17,9 @@ PATH_COLORS = {
     "mkldnn": "#DD8452",  # orange
     "mkldnn_functional": "#8172B3",  # purple
     "mkldnn_roundtrip": "#C44E52",  # red
+    "jit_frozen": "#937860",  # brown
+    "compiled": "#C26AAE",  # pink
+    "mkldnn_prepacked": "#3F9FB8",  # teal
 }
 _FALLBACK = ("#937860", "#DA8BC3", "#CCB974", "#64B5CD")
 
@@ -41,7 +44,7 @@ def qcolor(path: str, alpha: int = 255) -> QColor:
 
 
 def ordered(paths) -> list[str]:
-    """Paths in the canonical PATHS order (unknown names last)."""
+    """Paths in the canonical order, the six then the routes (unknown names last)."""
     rank = {p: i for i, p in enumerate(PATHS)}
     return sorted(paths, key=lambda p: rank.get(p, len(rank)))
 

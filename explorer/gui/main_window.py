@@ -273,6 +273,10 @@ class MainWindow(QMainWindow):
                                                  "Save the live timing chart as PNG or SVG.")
         self.export_summary_action = self._action("Export summary chart…", lambda: self.export_chart("summary"), None,
                                                   "Save the summary chart as PNG or SVG.")
+        self.export_timeline_action = self._action(
+            "Export &timeline…", lambda: self.export_timeline(), None,
+            "Write every timed call, traced oneDNN primitive and profiled ATen op as Chrome trace-event JSON "
+            "(opens in ui.perfetto.dev or chrome://tracing).")
         self.screenshot_action = self._action("Save window screenshot…", lambda: self.save_screenshot(), None,
                                               "Save a PNG of the whole window.")
         self.export_sweep_action = self._action("Export sweep chart…", lambda: self.export_view("sweep chart"), None,
@@ -283,7 +287,8 @@ class MainWindow(QMainWindow):
                                             "Compare with the results CSV of an earlier run or another machine.")
         quit_action = self._action("&Quit", self.close, "Ctrl+Q")
         for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
-                  self.export_timing_action, self.export_summary_action, self.export_sweep_action,
+                  self.export_timeline_action, self.export_timing_action, self.export_summary_action,
+                  self.export_sweep_action,
                   self.export_roofline_action, self.screenshot_action, None, quit_action):
             f.addSeparator() if a is None else f.addAction(a)
         r = mb.addMenu("&Run")
@@ -557,6 +562,8 @@ class MainWindow(QMainWindow):
 
                     prims = list(r.trace or [])
                     self.trace_view.set_trace(prims, TraceSummary.from_primitives(prims) if prims else None, title)
+                if hasattr(self.trace_view, "set_aten"):
+                    self.trace_view.set_aten(r)
             except Exception as e:  # noqa: BLE001
                 self.status_label.setText(f"Trace view: {type(e).__name__}: {e}")
 
@@ -654,6 +661,27 @@ class MainWindow(QMainWindow):
             self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False
         self.status_label.setText(f"Wrote {self.model.rowCount()} rows to {path}.")
+        return True
+
+    def export_timeline(self, path: str | None = None, ask: bool = True) -> bool:
+        """The finished rows as a Chrome trace-event JSON timeline (explorer.core.timeline)."""
+        from explorer.core.timeline import Timeline
+
+        if path is None:
+            path = self._ask_path("Export timeline", "Trace-event JSON (*.json)", "timeline.json")
+            if not path:
+                return False
+        elif ask and not self._confirm_overwrite(path):
+            return False
+        tl = Timeline()
+        for r in self.model.results:
+            tl.add(r)
+        try:
+            tl.write(path)
+        except OSError as e:
+            self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
+            return False
+        self.status_label.setText(f"Wrote a timeline of {tl.sample_count} timed calls to {path}.")
         return True
 
     def export_chart(self, which: str, path: str | None = None, ask: bool = True) -> bool:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.errors import ExplorerError, SpecError
-from explorer.core.paths import PATH_HELP, PATHS
+from explorer.core.paths import ALL_PATHS, PATH_HELP, PATHS
 from explorer.core.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
 from explorer.gui.colors import path_color
 
@@ -245,11 +245,11 @@ class ParamPanel(QWidget):
         pl = QGridLayout(self.paths_box)
         pl.setVerticalSpacing(2)
         self.path_checks: dict[str, QCheckBox] = {}
-        for i, p in enumerate(PATHS):
+        for i, p in enumerate(ALL_PATHS):  # the routes (jit_frozen, compiled, ...) start unchecked: compiling is slow
             cb = QCheckBox(p)
             cb.setObjectName(f"path_{p}")
             cb.setIcon(_swatch(path_color(p)))
-            cb.setChecked(True)
+            cb.setChecked(p in PATHS)
             cb.setToolTip(PATH_HELP[p])
             cb.toggled.connect(self._on_field_edited)
             self.path_checks[p] = cb
@@ -324,7 +324,7 @@ class ParamPanel(QWidget):
         return self._valid
 
     def paths(self) -> tuple[str, ...]:
-        return tuple(p for p in PATHS if self.path_checks[p].isChecked())
+        return tuple(p for p in ALL_PATHS if self.path_checks[p].isChecked())
 
     def options(self) -> dict:
         return {

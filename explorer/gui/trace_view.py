@@ -230,7 +230,17 @@ class TraceView(QtWidgets.QWidget):
         outer.addWidget(self.title_label)
 
         self.stack = QtWidgets.QStackedWidget()
-        outer.addWidget(self.stack, 1)
+        # oneDNN primitives (left) beside the ATen ops of one profiled call (right, aten_view.AtenView).
+        from explorer.gui.aten_view import AtenView
+
+        self.aten_view = AtenView()
+        self.splitter = QtWidgets.QSplitter(Qt.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.stack)
+        self.splitter.addWidget(self.aten_view)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        outer.addWidget(self.splitter, 1)
         self.placeholder = QtWidgets.QLabel(NO_TRACE_TEXT)
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -297,6 +307,10 @@ class TraceView(QtWidgets.QWidget):
         self.stack.setCurrentIndex(1)
         self._set_summary(summary, len(prims))
         self._fit_columns()
+
+    def set_aten(self, result) -> None:
+        """The ATen ops, chain, median split and route note of a runner Result (None clears)."""
+        self.aten_view.set_result(result)
 
     # --------------------------------------------------------------------------------------- helpers
     def summary_text(self) -> str:

@@ -26,11 +26,11 @@ def test_real_schedstat_is_read_on_linux():
         pytest.skip("no /proc/self/task on this platform: the quality columns stay empty")
     r = itf.SchedReader()
     a = r.read()
-    t = time.perf_counter() + 0.05
-    while time.perf_counter() < t:
+    t = time.thread_time() + 0.03  # 30 ms on the CPU, however busy the machine is
+    while time.thread_time() < t:
         pass
     b = r.read()
-    assert a is not None and b[0] - a[0] >= 30_000_000  # ran at least 30 of the 50 ms
+    assert a is not None and b[0] - a[0] >= 25_000_000  # schedstat saw (about) the same CPU time
 
 
 def test_disturbed_mask_ignores_wakeup_latency_but_not_a_lost_slice():
@@ -49,7 +49,8 @@ def disturbed(s, w):
     (dict(samples=100, disturbed=60, runq_wait_pct=70.0), "noisy", "waited for a core 70% of the loop"),
     (dict(samples=100, disturbed=10, runq_wait_pct=35.0), "noisy", "35% of the loop"),
     (dict(samples=100, disturbed=0, runq_wait_pct=0.0, steal_pct=12.0), "noisy", "hypervisor took 12%"),
-    (dict(samples=100, disturbed=0, runq_wait_pct=0.0, slowdown_pct=30.0), "noisy", "30% slower than its best"),
+    (dict(samples=100, disturbed=0, runq_wait_pct=0.0, slowdown_pct=70.0), "noisy", "70% slower than its best"),
+    (dict(samples=100, disturbed=0, runq_wait_pct=0.0, slowdown_pct=30.0), "ok", ""),  # the host's own variation
     (dict(samples=100, disturbed=0, runq_wait_pct=0.0, other_cpu_pct=60.0), "noisy", "other programs used 60%"),
     (dict(samples=5, disturbed=1, runq_wait_pct=1.0), "noisy", "1 of 5 calls were slowed"),  # below min_samples clean
     (dict(samples=100), "", ""),  # no counters on this platform: no verdict at all
