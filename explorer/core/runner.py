@@ -323,7 +323,14 @@ def _add_trace(res: Result, prep, out, groups: int) -> None:
 
 def _add_aten(res: Result, prep) -> None:
     """One profiled call outside the timed loop: the chain of ATen ops the path dispatched to."""
+    import threading
+
     from explorer.core.aten import chain_text, profile_call
+
+    if threading.current_thread() is not threading.main_thread():
+        # torch.profiler started from a worker thread of a Qt process crashed it (segfault while the GUI
+        # thread collected garbage); the measuring processes profile in their main thread.
+        return
 
     prof = profile_call(prep.fn, prep.context)
     res.aten = prof.ops
