@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self.theme = "light"
         self.last_error: str | None = None
         self.run_spec = None
+        self.run_opts: dict | None = None  # the options the Run table's rows were measured with
         self._run_started = 0.0
         self._progress = {"index": 0, "total": 0, "elapsed": 0.0, "budget": 0.0, "path": ""}
         self._live_path = ""
@@ -193,6 +194,7 @@ class MainWindow(QMainWindow):
             self.sweep_view.started.connect(lambda: self._sweep_running(True))
             self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
+            self.sweep_view.baseline_requested.connect(self._sweep_as_baseline)
         # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
         # ceilings, and against baseline CSVs from earlier runs or other CPUs.
         from explorer.gui.baseline_view import BaselineView
@@ -253,7 +255,10 @@ class MainWindow(QMainWindow):
         self.save_action = self._action("&Save session…", lambda: self.save_session(), "Ctrl+S",
                                         "Save the spec, options and results as JSON.")
         self.export_action = self._action("&Export CSV…", lambda: self.export_csv(), "Ctrl+E",
-                                          "Write the results table as CSV (the CLI's schema).")
+                                          "Write the current tab's rows as CSV (the CLI's schema): the Run table, "
+                                          "or on the Sweep tab the sweep's rows.")
+        self.export_sweep_csv_action = self._action("Export sweep CSV…", lambda: self.export_csv(which="sweep"), None,
+                                                    "Write every row of the last sweep or batch as CSV.")
         self.export_timing_action = self._action("Export timing chart…", lambda: self.export_chart("timing"), None,
                                                  "Save the live timing chart as PNG or SVG.")
         self.export_summary_action = self._action("Export summary chart…", lambda: self.export_chart("summary"), None,
@@ -268,7 +273,7 @@ class MainWindow(QMainWindow):
                                             "Compare with the results CSV of an earlier run or another machine.")
         quit_action = self._action("&Quit", self.close, "Ctrl+Q")
         for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
-                  self.export_timing_action, self.export_summary_action, self.export_sweep_action,
+                  self.export_sweep_csv_action, self.export_timing_action, self.export_summary_action, self.export_sweep_action,
                   self.export_roofline_action, self.screenshot_action, None, quit_action):
             f.addSeparator() if a is None else f.addAction(a)
         r = mb.addMenu("&Run")
@@ -307,6 +312,8 @@ class MainWindow(QMainWindow):
             return False
         self.last_error = None
         self.run_spec = spec
+        self.run_opts = {"paths": list(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms,
+                         "trace": opts.trace}
         self.model.clear()
         self.timing.reset(opts.paths)
         self.summary.clear()
@@ -591,22 +598,35 @@ class MainWindow(QMainWindow):
             return
         QMessageBox.warning(self, title, message)
 
-    def export_csv(self, path: str | None = None, ask: bool = True) -> bool:
-        from explorer.core.results import write_csv
+    def _sweep_tab_current(self) -> bool:
+        return self.sweep_view is not None and self.tabs.currentIndex() == 1
 
+    def export_csv(self, path: str | None = None, ask: bool = True, which: str | None = None) -> bool:
+        """The Run table's rows, or (which="sweep", or on the Sweep tab) the last sweep's rows, as CSV."""
+        from explorer.core.results import write_rows
+
+        which = which or ("sweep" if self._sweep_tab_current() else "run")
+        rows = self.sweep_view.results() if (which == "sweep" and self.sweep_view is not None) else self.model.results
+        what = "sweep rows" if which == "sweep" else "rows"
         if path is None:
-            path = self._ask_path("Export results as CSV", "CSV files (*.csv)", "results.csv")
+            path = self._ask_path(f"Export {what} as CSV", "CSV files (*.csv)", f"{'sweep' if which == 'sweep' else 'results'}.csv")
             if not path:
                 return False
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
-            write_csv(path, self.model.results)
+            n = write_rows(path, rows)
         except OSError as e:
             self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False
-        self.status_label.setText(f"Wrote {self.model.rowCount()} rows to {path}.")
+        self.status_label.setText(f"Wrote {n} {what} to {path}.")
         return True
+
+    def _sweep_as_baseline(self, rows, label) -> None:
+        """The Sweep tab's "Use as baseline": its rows become a Compare baseline."""
+        if rows:
+            self.baseline_view.add_rows(rows, label)
+            self.status_label.setText(f"Baseline {label}: {len(rows)} rows (Compare tab, and dashed on the sweep charts).")
 
     def export_chart(self, which: str, path: str | None = None, ask: bool = True) -> bool:
         chart = self.timing if which == "timing" else self.summary
@@ -640,14 +660,15 @@ class MainWindow(QMainWindow):
         return True
 
     def session_options(self) -> dict:
-        o = self.panel.options()
+        """The options the Run rows were measured with (the panel's only before any run)."""
+        o = dict(self.run_opts) if (self.run_opts and self.model.rowCount()) else self.panel.options()
         o["baseline"] = self.summary.baseline
         return o
 
     def save_session(self, path: str | None = None, ask: bool = True) -> bool:
         from explorer.core.session import save_session
 
-        spec = self.panel.spec or self.run_spec
+        spec = (self.run_spec if self.model.rowCount() else None) or self.panel.spec or self.run_spec
         if spec is None:
             self._error_box("Cannot save", "The spec is not valid; fix it before saving the session.")
             return False
@@ -658,7 +679,8 @@ class MainWindow(QMainWindow):
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
-            save_session(path, spec, self.session_options(), self.model.results)
+            sweep = self.sweep_view.session_state() if self.sweep_view is not None else None
+            save_session(path, spec, self.session_options(), self.model.results, sweep)
         except (OSError, ValueError) as e:
             self._error_box("Save failed", f"Cannot save the session to {path}: {e}.")
             return False
@@ -684,6 +706,12 @@ class MainWindow(QMainWindow):
         self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
         if o.get("baseline"):
             self.summary.set_baseline(o["baseline"])
+        self.run_opts = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace")} if s.results else None
+        if s.sweep is not None and self.sweep_view is not None:
+            try:
+                self.sweep_view.restore_state(s.sweep)
+            except Exception as e:  # noqa: BLE001 - the Run rows still open
+                self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
         self.model.set_results(s.results)
         self._fit_columns()
         self.timing.clear()
@@ -697,7 +725,9 @@ class MainWindow(QMainWindow):
         ok = [r for r in s.results if r.status == "ok"]
         if ok:
             self.select_path(ok[0].path)
-        self.status_label.setText(f"Opened {path}: {len(s.results)} rows (layouts are not stored: run again to see them).")
+        nsweep = len(s.sweep["items"]) if s.sweep else 0
+        self.status_label.setText(f"Opened {path}: {len(s.results)} rows" + (f" and {nsweep} sweep rows" if nsweep else "")
+                                  + " (layouts are not stored: run again to see them).")
         return True
 
     # ---- theme -------------------------------------------------------------------------------------------
@@ -708,7 +738,10 @@ class MainWindow(QMainWindow):
             app.setPalette(colors.palette(self.theme))
         self.timing.set_theme(self.theme)
         self.summary.set_theme(self.theme)
-        for view in (self.layout_view, self.trace_view):
+        self.model.theme = self.theme
+        self.model.layoutChanged.emit()
+        # Every view follows the theme: charts, tables and labels (a test checks each one's background).
+        for view in (self.layout_view, self.trace_view, self.sweep_view, self.roofline_view, self.baseline_view):
             fn = getattr(view, "set_theme", None)
             if callable(fn):
                 try:

@@ -67,6 +67,7 @@ class ResultsModel(QAbstractTableModel):
         super().__init__(parent)
         self._results: list = []
         self.baseline = "dense"
+        self.theme = "light"
         self.peak_fp32: float | None = None
         self.peak_bf16: float | None = None
 
@@ -168,7 +169,9 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.DecorationRole and name == "path":
             return qcolor(r.path)
         if role == Qt.ForegroundRole and name == "status" and r.status != "ok":
-            return QBrush(QColor("#c0392b"))
+            from explorer.gui.colors import theme
+
+            return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.FontRole and name == "path":
             f = QFont()
             f.setBold(True)

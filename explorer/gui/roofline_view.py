@@ -311,4 +311,10 @@ class RooflineView(QWidget):
         self.legend.setLabelTextColor(t["fg"])
         self.legend.setBrush(pg.mkBrush(t["bg"]))
         self.legend.setPen(pg.mkPen(t["grid"]))
+        self.hover.set_theme(name)
+        self.note.setColor(t["error"])
         self.redraw()
+
+    def hideEvent(self, ev) -> None:
+        super().hideEvent(ev)
+        self.hover.hide()  # a tab switch must not leave the hover box behind

@@ -420,6 +420,12 @@ class _HoverLabel:
         self.text = ""
         self.item.hide()
 
+    def set_theme(self, name: str) -> None:
+        t = theme(name)
+        self.item.fill = pg.mkBrush(QColor(t["hover_bg"]))
+        self.item.border = pg.mkPen(t["muted"])
+        self.item.setColor(t["fg"])
+
 
 def _text(t) -> str:
     """Hover texts are stored as strings or as callables that build them on demand."""
@@ -544,7 +550,7 @@ class _ChartBase(QWidget):
         self._hover_pts = (np.empty(0), np.empty(0), [])
         self.message = pg.TextItem("", color="#5f6368", anchor=(0.5, 0.5))
         self.plot.addItem(self.message, ignoreBounds=True)
-        _style_plot(self.plot, self.plot_widget, self._theme)
+        self.set_theme(self._theme)
 
     # Hover points: (xs, ys, texts). A redraw may leave a builder instead; the arrays are made on first use
     # (the first hover after a change), not on every redraw.
@@ -608,6 +614,12 @@ class _ChartBase(QWidget):
     def set_theme(self, name: str) -> None:
         self._theme = name
         _style_plot(self.plot, self.plot_widget, name)
+        self.hover.set_theme(name)
+        self.message.setColor(theme(name)["muted"])
+
+    def hideEvent(self, ev) -> None:
+        super().hideEvent(ev)
+        self.hover.hide()  # a tab switch must not leave a hover box behind
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)

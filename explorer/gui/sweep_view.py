@@ -16,7 +16,10 @@ API (for the main window):
                                            batch lines that did not parse (they have no spec)
     add_baseline(rows, label), clear_baselines()   dashed overlays (rows: read_csv dicts or Results)
     export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
-    signals: started(), finished(bool cancelled), result_ready(Result), status(str)
+    export_csv(path) -> bool               every row of the last sweep or batch, the CLI's CSV schema
+    session_state() -> dict | None, restore_state(d)   the last sweep (setup, points, rows) for a session file
+    signals: started(), finished(bool cancelled), result_ready(Result), status(str),
+             baseline_requested(list rows, str label)   "Use as baseline": the main window's Compare tab takes them
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ NO_FIELD = "—"
 NO_BATCH = "(vary the fields)"
 REDRAW_MS = 50
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
-_BAD_STYLE = "QLineEdit { border: 1px solid #b3261e; background: #fdecea; }"
+def _bad_style(name: str) -> str:
+    t = theme(name)
+    return f"QLineEdit {{ border: 1px solid {t['error']}; background: {t['bad_bg']}; color: {t['fg']}; }}"
 
 
 def _given_of(spec) -> set[str]:
@@ -72,12 +77,14 @@ class SweepView(QWidget):
     finished = Signal(bool)  # True when stopped by the user
     result_ready = Signal(object)  # explorer.core.results.Result, one per finished row
     status = Signal(str)
+    baseline_requested = Signal(list, str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("sweepView")
         from explorer.core.runner import RunOptions
 
+        self._theme = "light"
         self.base = None
         self.opts = RunOptions()
         self.csv_path: str | None = None
@@ -85,6 +92,9 @@ class SweepView(QWidget):
         self.points: list = []  # the planned points (valid input) or []
         self.error = ""  # the current input problem ('' when Run is possible)
         self._results: list = []
+        self._items: list = []  # (point index, Result | CSV row dict) of the last sweep, in arrival order
+        self._run_points: list = []  # the points of the last sweep (self.points may already be another plan)
+        self._run_setup: dict = {}  # what the last sweep was: mode, varies or batch, and its run options
         self._drawn = -1
         self._eta = (None, 0.0)  # (eta_s, monotonic time it was received)
         self._started_at = 0.0
@@ -128,6 +138,12 @@ class SweepView(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
         self.stop_button.setToolTip("Stop after the current call; every finished row is kept.")
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setToolTip("Write every row of the last sweep or batch as CSV (the CLI's schema).")
+        self.export_button.setEnabled(False)
+        self.baseline_button = QPushButton("Use as baseline")
+        self.baseline_button.setToolTip("Keep these rows as a Compare baseline (and dashed overlay on the next sweep).")
+        self.baseline_button.setEnabled(False)
 
         # The controls wrap onto a second line in a narrow window (never a horizontal scroll bar); each
         # group (a label with its inputs) stays on one line.
@@ -146,6 +162,7 @@ class SweepView(QWidget):
         group(QLabel("and"), self.field2, self.values2)
         group(QLabel("or batch"), self.batch_combo, self.batch_button)
         group(self.run_button, self.stop_button)
+        group(self.export_button, self.baseline_button)
 
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -231,6 +248,8 @@ class SweepView(QWidget):
         self.batch_button.clicked.connect(self._browse_batch)
         self.run_button.clicked.connect(self.run)
         self.stop_button.clicked.connect(self.stop)
+        self.export_button.clicked.connect(self._export_dialog)
+        self.baseline_button.clicked.connect(self.request_baseline)
         self.metric_combo.currentIndexChanged.connect(self._on_chart_option)
         self.log_x.toggled.connect(self._on_chart_option)
         self.log_y.toggled.connect(self._on_chart_option)
@@ -309,6 +328,15 @@ class SweepView(QWidget):
                 self.batch = None
                 self._batch_error = str(e)
         self.validate()
+        if not self.is_running() and self.data.configured:
+            # Another batch (or back to fields): the old bars and names go; the last sweep's rows stay
+            # exportable until the next run.
+            if self.mode == "batch" and self.points:
+                self.data.configure(self.points, "batch", paths=list(getattr(self.opts, "paths", ()) or ()))
+            else:
+                self.data.clear()
+            self._show_mode(self.mode)
+            self._redraw(force=True)
 
     def _browse_batch(self) -> None:
         if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
@@ -358,15 +386,15 @@ class SweepView(QWidget):
         except ExplorerError as e:
             self.error = str(e)
             self.points = []
-        self.values1.setStyleSheet(_BAD_STYLE if bad1 else "")
-        self.values2.setStyleSheet(_BAD_STYLE if bad2 else "")
+        self.values1.setStyleSheet(_bad_style(self._theme) if bad1 else "")
+        self.values2.setStyleSheet(_bad_style(self._theme) if bad2 else "")
         self.mode = mode
         self._update_message()
         self._update_buttons()
         return not self.error
 
     def _update_message(self) -> None:
-        t = theme("light")
+        t = theme(self._theme)
         if self.error:
             msg = self.error[0].upper() + self.error[1:]
             self.message.setText(msg)
@@ -421,14 +449,18 @@ class SweepView(QWidget):
             self._say(str(e))
             return False
         self._results = []
-        geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in self.varies())
-        self.data.configure(self.points, self.mode, paths=opts.paths, geometric=geometric)
-        x_field = self.data.x_field
-        if self.mode == "line" and not self.data.categorical_x:
-            xs = [x for x in self.data.xs if isinstance(x, (int, float))]
-            wide = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 16
-            self.log_x.setChecked(bool(xs) and min(xs) > 0 and (geometric or x_field in LOG_FIELDS and wide or wide))
-        self._show_mode(self.mode)
+        self._items = []
+        self._run_points = list(self.points)
+        batch_mode = self.mode == "batch"
+        self._run_setup = {
+            "mode": self.mode, "varies": ";".join(self.varies()) if not batch_mode else "",
+            "batch": str(self.batch_combo.currentData() or "") if batch_mode else "",
+            "base": self.base.descriptor() if self.base is not None else "",
+            "paths": ",".join(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms, "trace": opts.trace,
+        }
+        self._configure(self.points, self.mode, opts.paths, self.varies() if not batch_mode else [])
+        self.export_button.setEnabled(False)
+        self.baseline_button.setEnabled(False)
         self.progress.setRange(0, max(1, len(self.points)))
         self.progress.setValue(0)
         self.progress.setFormat("%v/%m points")
@@ -443,6 +475,17 @@ class SweepView(QWidget):
         self._redraw(force=True)
         self.started.emit()
         return True
+
+    def _configure(self, points, mode: str, paths, varies) -> None:
+        """The charts' axes for these points (before any row arrives)."""
+        geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in varies)
+        self.data.configure(points, mode, paths=paths, geometric=geometric)
+        x_field = self.data.x_field
+        if mode == "line" and not self.data.categorical_x:
+            xs = [x for x in self.data.xs if isinstance(x, (int, float))]
+            wide = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 16
+            self.log_x.setChecked(bool(xs) and min(xs) > 0 and (geometric or x_field in LOG_FIELDS and wide or wide))
+        self._show_mode(mode)
 
     def stop(self) -> None:
         """Stop after the current timed call; finished rows are kept (and already on disk)."""
@@ -469,6 +512,7 @@ class SweepView(QWidget):
         for sr in rows:
             item = sr.result if sr.result is not None else sr.row
             self._results.append(item)
+            self._items.append((sr.point_index, item))
             self.data.add(sr.point_index, item)
             if sr.result is not None:
                 self.result_ready.emit(sr.result)
@@ -486,7 +530,7 @@ class SweepView(QWidget):
     def _on_failed(self, message, field) -> None:
         self.error = message
         self.message.setText(f"Sweep failed: {message}")
-        self.message.setStyleSheet(f"color: {theme('light')['error']};")
+        self.message.setStyleSheet(f"color: {theme(self._theme)['error']};")
         self._say(f"Sweep failed: {message}")
 
     def _on_finished(self, cancelled: bool) -> None:
@@ -509,7 +553,76 @@ class SweepView(QWidget):
         self.validate()
         self._redraw(force=True)
         self._say(msg)
+        self.export_button.setEnabled(bool(self._results))
+        self.baseline_button.setEnabled(bool(self._results))
         self.finished.emit(cancelled)
+
+    # ---- saving: CSV, session, baseline -----------------------------------------------------------------
+    def export_csv(self, path) -> bool:
+        """Every row of the last sweep or batch (skipped points included) as CSV, the CLI's schema."""
+        from explorer.core.results import write_rows
+
+        try:
+            n = write_rows(path, self._results)
+        except OSError as e:
+            self._say(f"Cannot write {path}: {e.strerror or e}.")
+            return False
+        self._say(f"Wrote {n} sweep rows to {path}.")
+        return True
+
+    def _export_dialog(self) -> None:
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export sweep rows as CSV", os.path.join(os.getcwd(), "sweep.csv"),
+                                              "CSV files (*.csv)")
+        if path:
+            self.export_csv(path)
+
+    def baseline_label(self) -> str:
+        s = self._run_setup
+        what = f"batch {os.path.basename(s.get('batch') or '')}" if s.get("mode") == "batch" else f"sweep {s.get('varies', '')}"
+        return f"{what} {time.strftime('%H:%M:%S')}"
+
+    def request_baseline(self) -> None:
+        """Offer the last sweep's rows as a Compare baseline (the main window's Compare tab takes them)."""
+        if self._results:
+            self.baseline_requested.emit(list(self._results), self.baseline_label())
+
+    def session_state(self) -> dict | None:
+        """The last sweep for a session file: its setup, points and rows (None when nothing ran)."""
+        if not self._run_points and not self._items:
+            return None
+        return {"setup": dict(self._run_setup), "points": list(self._run_points), "items": list(self._items)}
+
+    def restore_state(self, state: dict | None) -> None:
+        """Show a saved sweep again: the vary controls (or batch), the charts and its rows (export, Compare)."""
+        if not state or self.is_running():
+            return
+        setup = state.get("setup") or {}
+        mode = setup.get("mode") or ("batch" if any(not p.values for p in state["points"]) else "line")
+        varies = [v for v in (setup.get("varies") or "").split(";") if v]
+        if mode == "batch" and setup.get("batch"):
+            self.set_batch(setup["batch"])
+        elif varies:
+            f1, _, v1 = varies[0].partition("=")
+            f2, _, v2 = (varies[1] if len(varies) > 1 else "").partition("=")
+            self.set_vary(f1, v1, f2 or None, v2)
+        paths = [p for p in (setup.get("paths") or "").split(",") if p]
+        for _, item in state.get("items", []):
+            p = item.get("path") if isinstance(item, dict) else item.path
+            if p and p not in paths:
+                paths.append(p)
+        self._run_points = list(state.get("points") or [])
+        self._run_setup = dict(setup)
+        self._items = list(state.get("items") or [])
+        self._results = [item for _, item in self._items]
+        self._configure(self._run_points, mode, paths, varies)
+        for idx, item in self._items:
+            self.data.add(idx, item)
+        self.export_button.setEnabled(bool(self._results))
+        self.baseline_button.setEnabled(bool(self._results))
+        self.live_label.setText(f"Restored {len(self._results)} sweep rows from the session.")
+        self._redraw(force=True)
 
     def _say(self, msg: str) -> None:
         self._last_status = msg
@@ -594,6 +707,11 @@ class SweepView(QWidget):
         return True
 
     def set_theme(self, name: str) -> None:
+        self._theme = name
         for c in (self.line, self.heatmap, self.bars, self.speedup):
             c.set_theme(name)
+        if self.error and self.message.text().startswith("Sweep failed"):
+            self.message.setStyleSheet(f"color: {theme(name)['error']};")
+        else:
+            self.validate()  # the summary line and any red field in this theme's colours
         self._redraw(force=True)

@@ -130,12 +130,12 @@ def test_compare_table_and_json(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "1 matched rows, 1 with both medians; geometric mean B/A = " in out
+    assert "1 matched rows, 1 with both medians; geometric mean speedup A/B = " in out
     assert "only in A" in out and "only in B" in out and "mb1ic8" in out and "mb3ic8" in out
     assert main(["compare", str(a), str(b), "--json"]) == 0
     j = json.loads(capsys.readouterr().out)
     assert len(j["matched"]) == 1 and j["matched"][0]["desc"] == "mb2ic8ih6oc8oh6kh3ph1"
-    assert j["geomean"] == pytest.approx(j["matched"][0]["ratio"])
+    assert j["geomean"] == pytest.approx(j["matched"][0]["speedup"])
     assert len(j["only_a"]) == 1 and len(j["only_b"]) == 1
 
 
