@@ -342,14 +342,14 @@ def test_roofline_and_compare_tabs_cover_the_run(ran, qtbot, tmp_path):
     assert win.roofline_view.point_count() == len(ok) == len(FEW)
     png = tmp_path / "roof.png"
     assert win.export_view("roofline", str(png)) and png.stat().st_size > 1000
-    # This run's own CSV as the baseline: every row matches itself, ratio 1.
+    # This run's own CSV as the baseline: every row matches itself, speedup 1.
     base = tmp_path / "base.csv"
     assert win.export_csv(str(base), ask=False)
     assert win.open_baseline(str(base))
     assert win.tabs.currentWidget() is win.baseline_view
     qtbot.waitUntil(lambda: win.baseline_view.comparison is not None
                     and len(win.baseline_view.comparison.matched) == len(FEW), timeout=5_000)
-    assert all(abs(m.ratio - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
+    assert all(abs(m.speedup - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
 
 
 def test_timing_legend_labels_follow_the_theme(qtbot):
