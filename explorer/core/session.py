@@ -27,9 +27,12 @@ _RESULT_FIELDS = (
     "max_abs_err", "input_bytes", "weight_bytes", "output_bytes", "stop_reason", "budget_ms", "pct_peak",
     "torch_version", "onednn_version", "isa", "cpu", "started_at", "conv_impl", "src_tag", "wei_tag", "dst_tag",
     "reorder_count", "trace_conv_ms", "trace_reorder_ms", "vary",
+    # the interference meter's columns: a restored row stays marked noisy (or trusted) as measured
+    "quality", "quality_reason", "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct",
+    "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg", "samples_used", "attempts", "allocator",
 )
 _STR_FIELDS = {"status", "error", "stop_reason", "torch_version", "onednn_version", "isa", "cpu", "started_at",
-               "conv_impl", "src_tag", "wei_tag", "dst_tag", "vary"}
+               "conv_impl", "src_tag", "wei_tag", "dst_tag", "vary", "quality", "quality_reason", "allocator"}
 
 
 @dataclass

@@ -108,7 +108,15 @@ class MainWindow(QMainWindow):
         scroll.setMinimumWidth(self.panel.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.param_dock = QDockWidget("Parameters", self)
         self.param_dock.setObjectName("paramDock")
-        self.param_dock.setWidget(scroll)
+        dock_body = QWidget()
+        dock_lay = QVBoxLayout(dock_body)
+        dock_lay.setContentsMargins(0, 0, 0, 0)
+        dock_lay.setSpacing(2)
+        dock_lay.addWidget(scroll, 1)
+        footer = self.panel.detach_footer()  # Run/Stop stay in view however short the window
+        footer.layout().setContentsMargins(8, 2, 8 + scroll.verticalScrollBar().sizeHint().width(), 4)
+        dock_lay.addWidget(footer)
+        self.param_dock.setWidget(dock_body)
         self.param_dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.param_dock)
         self.panel.run_button.clicked.connect(self.start_run)
@@ -152,6 +160,8 @@ class MainWindow(QMainWindow):
         self.copy_action.triggered.connect(self.copy_selection)
         self.table.addAction(self.copy_action)
         self.table.setContextMenuPolicy(Qt.ActionsContextMenu)
+        for sig in (self.proxy.layoutChanged, self.proxy.rowsInserted, self.proxy.modelReset):
+            sig.connect(self._update_spans)
 
         # ---- layouts / trace -------------------------------------------------------------------------------
         self.layout_view = _make_layout_view()
@@ -407,8 +417,7 @@ class MainWindow(QMainWindow):
 
     def _on_path_finished(self, result) -> None:
         self.model.add(result)
-        if self.model.rowCount() == 1:
-            self._fit_columns()
+        self._fit_columns()  # cheap (a few rows); path names never elide mid-run
         self.summary.set_result(result)
         if result.samples_ms is not None and len(result.samples_ms):
             self.timing.set_samples(result.path, result.samples_ms)
@@ -418,13 +427,50 @@ class MainWindow(QMainWindow):
         # the event loop should not spend while the run is timing (a row the user clicks shows at once).
 
     # Widest a column gets from its content (the rest is elided; the cell's tooltip has the full text).
-    _COLUMN_CAPS = {"path": 170, "status": 110, "kernel": 170, "src / wei / dst": 220, "spec": 240, "error": 320}
+    _COLUMN_CAPS = {"status": 110, "kernel": 230, "src / wei / dst": 220, "spec": 240, "error": 320,
+                    "stored in / wei / out": 200}
 
     def _fit_columns(self) -> None:
-        self.table.resizeColumnsToContents()
+        """Every column as wide as its header and its values (capped; never the path names, which must not
+        elide, nor a header such as "vs baseline"). A row that did not run spans its reason over the numbers."""
+        from PySide6.QtGui import QFont, QFontMetrics
+
+        from explorer.core.paths import PATHS
+        from explorer.gui.results_model import REASON_COLUMN
+
+        fm = QFontMetrics(self.table.font())
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        fmb = QFontMetrics(bold)
+        head = self.table.horizontalHeader()
+        hfm = QFontMetrics(head.font())
+        rows = self.proxy.rowCount()
         for c in range(self.proxy.columnCount()):
             name = self.proxy.headerData(c, Qt.Horizontal)
-            self.table.setColumnWidth(c, min(self.table.columnWidth(c), self._COLUMN_CAPS.get(name, 120)))
+            w = hfm.horizontalAdvance(str(name)) + 28  # room for the sort arrow
+            if c == 0:  # every path name, also those not run yet: the column never changes during a run
+                w = max(w, max(fmb.horizontalAdvance(p) for p in PATHS) + 44)
+            for row in range(rows):
+                idx = self.proxy.index(row, c)
+                r = self.proxy.data(idx, RESULT_ROLE)
+                if c >= REASON_COLUMN and r is not None and r.status != "ok":
+                    continue  # the spanned reason is not this column's content
+                text = self.proxy.data(idx, Qt.DisplayRole) or ""
+                w = max(w, (fmb if c == 0 else fm).horizontalAdvance(str(text)) + (44 if c == 0 else 14))
+            cap = self._COLUMN_CAPS.get(name)
+            self.table.setColumnWidth(c, min(w, cap) if cap else w)
+        self._update_spans()
+
+    def _update_spans(self, *_) -> None:
+        """A row that did not run shows torch's reason across the number columns (rows move when sorted)."""
+        from explorer.gui.results_model import REASON_COLUMN
+
+        self.table.clearSpans()
+        n = self.proxy.columnCount() - REASON_COLUMN
+        for row in range(self.proxy.rowCount()):
+            r = self.proxy.data(self.proxy.index(row, 0), RESULT_ROLE)
+            if r is not None and r.status != "ok" and r.error and n > 1:
+                self.table.setSpan(row, REASON_COLUMN, 1, n)
 
     def _on_failed(self, message, field) -> None:
         self.last_error = message
@@ -502,6 +548,12 @@ class MainWindow(QMainWindow):
 
     def _show_path(self, r) -> None:
         title = f"{r.path} — {r.spec.descriptor()} ({r.spec.dtype})" if r is not None else ""
+        # A path that did not run says why (not "no tensors yet").
+        why = (f"{r.path} did not run ({r.status}): {r.error}" if (r is not None and r.status != "ok" and r.error)
+               else "")
+        ph = getattr(self.layout_view, "placeholder", None)
+        if ph is not None:
+            ph.setText(why or self.layout_view.PLACEHOLDER)
         if self.layout_view is not None:
             try:
                 self.layout_view.set_tensors((r.layouts or None) if r is not None else None, title)
@@ -516,6 +568,8 @@ class MainWindow(QMainWindow):
 
                     prims = list(r.trace or [])
                     self.trace_view.set_trace(prims, TraceSummary.from_primitives(prims) if prims else None, title)
+                    if why:
+                        self.trace_view.placeholder.setText(why)
             except Exception as e:  # noqa: BLE001
                 self.status_label.setText(f"Trace view: {type(e).__name__}: {e}")
 

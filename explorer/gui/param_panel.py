@@ -214,7 +214,12 @@ class ParamPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         self.message.setStyleSheet("color: #d93025; font-weight: 600;")
-        outer.addWidget(self.message)
+        # The message and the Run/Stop buttons: a footer the main window pins under the scrolled fields, so
+        # Run never scrolls out of view in a short window.
+        self.footer = QWidget()
+        foot = QVBoxLayout(self.footer)
+        foot.setContentsMargins(0, 0, 0, 0)
+        foot.addWidget(self.message)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("run")
@@ -225,8 +230,15 @@ class ParamPanel(QWidget):
         self.stop_button.setEnabled(False)
         buttons.addWidget(self.run_button, 2)
         buttons.addWidget(self.stop_button, 1)
-        outer.addLayout(buttons)
+        foot.addLayout(buttons)
+        outer.addWidget(self.footer)
+        self._outer = outer
         outer.addStretch(1)
+
+    def detach_footer(self) -> QWidget:
+        """Take the message and Run/Stop footer out of the panel (the caller lays it out elsewhere)."""
+        self._outer.removeWidget(self.footer)
+        return self.footer
 
     # ---- public API -----------------------------------------------------------------------------------
     @property

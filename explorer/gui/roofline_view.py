@@ -61,6 +61,8 @@ class RooflineView(QWidget):
         self.export_button.setToolTip("Save the roofline as PNG or SVG.")
         self.peak_label = QLabel("")
         self.peak_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.peak_label.setWordWrap(True)  # a long peak line wraps: it must not set the window's minimum width
+        self.peak_label.setMinimumWidth(120)
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.addWidget(self.peak_label, 1)
