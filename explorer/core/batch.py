@@ -237,8 +237,11 @@ def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
         seen[(key, path)] = k + 1
         layer = (key, k)
         layers.setdefault(layer, layer_count(key[0]))
-        m = _get(r, "median_ms")
-        if _get(r, "status") == "ok" and m and m > 0:
+        try:
+            m = float(_get(r, "median_ms") or 0.0)  # a CSV row holds text
+        except (TypeError, ValueError):
+            m = 0.0
+        if _get(r, "status") == "ok" and m > 0 and math.isfinite(m):
             med.setdefault(layer, {})[path] = float(m)
             if path not in order:
                 order.append(path)

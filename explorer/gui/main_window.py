@@ -105,7 +105,8 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.panel)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(self.panel.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        # The panel's preferred width (its fields at their natural size), not its squeezed minimum.
+        scroll.setMinimumWidth(self.panel.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.param_dock = QDockWidget("Parameters", self)
         self.param_dock.setObjectName("paramDock")
         dock_body = QWidget()
@@ -905,25 +906,46 @@ class MainWindow(QMainWindow):
             self._sized = True
             self.fit_splitters()
 
+    NARROW = 900  # below this Run-tab width the table sits above the layouts, not beside them
+
     def fit_splitters(self) -> None:
-        """Share the space by proportion of the current size (restored splitter states win)."""
-        if self._restored_splitters:
+        """Share the space by proportion of the current size (restored splitter states win, except the
+        table/layouts orientation, which always follows the width)."""
+        w = max(self.main_split.width(), 400)
+        h = max(self.main_split.height(), 300)
+        narrow = w < self.NARROW
+        orient = Qt.Vertical if narrow else Qt.Horizontal
+        changed = self.bottom_split.orientation() != orient
+        if changed:
+            self.bottom_split.setOrientation(orient)
+        if self._restored_splitters and not changed:
             return
-        w = max(self.main_split.width(), 600)
-        h = max(self.main_split.height(), 400)
-        # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
-        top = int(h * 0.45)
-        self.main_split.setSizes([top, h - top])
+        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want.
+        self.table.setMinimumHeight(self._six_rows() if narrow else 0)
+        if narrow:
+            # Charts 31 %; below them the table (six rows) and the layouts get the rest.
+            top = int(h * 0.31)
+            self.main_split.setSizes([top, h - top])
+            table = self._six_rows()
+            self.bottom_split.setSizes([table, h - top - table])
+        else:
+            # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
+            top = int(h * 0.45)
+            self.main_split.setSizes([top, h - top])
+            detail = int(w * 0.55)
+            self.bottom_split.setSizes([w - detail, detail])
         self.chart_split.setSizes([int(w * 0.54), w - int(w * 0.54)])
-        detail = int(w * 0.55)
-        self.bottom_split.setSizes([w - detail, detail])
+
+    def _six_rows(self) -> int:
+        return (self.table.horizontalHeader().sizeHint().height() + 6 * self.table.verticalHeader().defaultSectionSize()
+                + self.table.horizontalScrollBar().sizeHint().height() + 4)
 
     def _user_split(self, *_):
         self._restored_splitters = True  # the user's proportions from now on
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self._sized and not self._restored_splitters:
+        if self._sized:
             self.fit_splitters()
 
     def sizeHint(self) -> QSize:

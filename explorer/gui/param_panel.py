@@ -194,7 +194,7 @@ class ParamPanel(QWidget):
         # ---- paths ----------------------------------------------------------------------------------
         self.paths_box = QGroupBox("Paths")
         self.paths_box.setObjectName("paths")
-        pl = QGridLayout(self.paths_box)
+        pl = QGridLayout(self.paths_box)  # one column: the panel stays narrow enough for a 1024 px window
         pl.setVerticalSpacing(2)
         self.path_checks: dict[str, QCheckBox] = {}
         for i, p in enumerate(PATHS):
@@ -205,7 +205,7 @@ class ParamPanel(QWidget):
             cb.setToolTip(PATH_HELP[p])
             cb.toggled.connect(self._on_field_edited)
             self.path_checks[p] = cb
-            pl.addWidget(cb, i // 2, i % 2)
+            pl.addWidget(cb, i, 0)
         outer.addWidget(self.paths_box)
 
         # ---- message + buttons ------------------------------------------------------------------------

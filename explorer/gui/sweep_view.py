@@ -36,10 +36,10 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths import PATHS
 from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.gui.colors import qcolor, theme
+from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
 from explorer.gui.sweep_charts import (
-    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData,
+    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, fmt_x,
 )
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
@@ -195,6 +195,12 @@ class SweepView(QWidget):
             row2.addWidget(w)
         row2.addStretch(1)
 
+        # "Does it help my network?": a batch's total, each layer weighted by its *N count, and the geomean.
+        self.total_label = QLabel("")
+        self.total_label.setWordWrap(True)
+        self.total_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.total_label.setVisible(False)
+
         # ---- charts --------------------------------------------------------------------------------------
         self.line = LineChart()
         self.heatmap = HeatmapChart()
@@ -232,6 +238,7 @@ class SweepView(QWidget):
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addLayout(row2)
+        lay.addWidget(self.total_label)
         lay.addWidget(self.split, 1)
         lay.addLayout(row3)
 
@@ -631,6 +638,8 @@ class SweepView(QWidget):
     # ---- charts -----------------------------------------------------------------------------------------
     def _show_mode(self, mode: str) -> None:
         self.stack.setCurrentWidget({"line": self.line, "grid": self.heatmap, "batch": self.bars}[mode])
+        if mode != "batch":
+            self.total_label.setVisible(False)
         self.speedup.setVisible(mode != "grid")
         grid = mode == "grid"
         for w in (self.heat_label, self.heat_combo, self.heat_path):
@@ -670,9 +679,39 @@ class SweepView(QWidget):
         elif mode == "batch":
             self.bars.redraw(self.data)
             self.speedup.redraw(self.data)
+            self._update_total()
         else:
             self.line.redraw(self.data)
             self.speedup.redraw(self.data)
+
+    def batch_summary(self):
+        """core.batch.batch_summary of the rows shown (None outside a batch)."""
+        from explorer.core.batch import batch_summary
+
+        if self.data.mode != "batch":
+            return None
+        return batch_summary(self._results, self.baseline_combo.currentText())
+
+    def _update_total(self) -> None:
+        summ = self.batch_summary()
+        show = summ is not None and bool(summ.totals)
+        self.total_label.setVisible(show)
+        if not show:
+            return
+        t = theme(self._theme)
+        parts = []
+        for pt in summ.totals.values():
+            text = f"<b style='color:{path_color(pt.path)}'>&#9632;</b> {pt.path} <b>{pt.total_ms:.4g} ms</b>"
+            if pt.path == summ.baseline:
+                text += " (baseline)"
+            elif pt.speedup is not None:
+                text += f" = <b>{pt.speedup:.2f}x</b> (geomean {pt.geomean:.2f}x)"
+            if pt.layers < summ.layers:
+                text += f" <span style='color:{t['muted']}'>[{pt.layers}/{summ.layers} layers]</span>"
+            parts.append(text)
+        self.total_label.setText(
+            f"Network total, each layer × its *N count ({summ.layers} layers, {summ.instances} in the net; "
+            f"speedup = {summ.baseline} / path, above 1 is faster): " + " · ".join(parts))
 
     def redraw_now(self) -> None:
         """Draw what arrived so far at once (tests and exports; the timer does it otherwise)."""
