@@ -332,6 +332,8 @@ class MainWindow(QMainWindow):
         self._progress = {"index": 0, "total": len(opts.paths), "elapsed": 0.0, "budget": opts.budget_ms / 1e3,
                           "path": ""}
         self._run_started = time.monotonic()
+        self._path_times: list[float] = []
+        self._path_t0 = None
         self.controller.start(spec, opts, self.csv_path)
         self._set_running(True)
         self.status_label.setText(f"Running {spec.descriptor()} ({spec.dtype}) on {len(opts.paths)} paths…")
@@ -409,6 +411,7 @@ class MainWindow(QMainWindow):
 
     def _on_path_started(self, path, index, total) -> None:
         self._progress.update(index=index, total=total, elapsed=0.0, path=path)
+        self._path_t0 = time.monotonic()
         self._live_path = path
         self.timing.path_started(path)
 
@@ -423,6 +426,14 @@ class MainWindow(QMainWindow):
         if result.samples_ms is not None and len(result.samples_ms):
             self.timing.set_samples(result.path, result.samples_ms)
         self._progress.update(index=self._progress["index"] + 1, elapsed=0.0)
+        t0 = getattr(self, "_path_t0", None)
+        if t0 is not None:
+            took = time.monotonic() - t0
+            self._path_times.append(took)
+            from explorer.gui.sweep_view import note_path_time
+
+            note_path_time(took, self._progress["budget"] or 0.0)
+            self._path_t0 = None
         self._live_path = ""
         # The first row is selected when the run ends: filling the layout view costs tens of ms, which
         # the event loop should not spend while the run is timing (a row the user clicks shows at once).
@@ -520,7 +531,15 @@ class MainWindow(QMainWindow):
         done = (p["index"] + frac_cur) / total
         self.progress.setValue(int(done * 1000))
         self.progress.setFormat(f"{p['path'] or '…'} {min(p['index'] + 1, total)}/{total}")
-        left = max(0.0, (total - p["index"] - frac_cur) * budget)
+        # Each path takes its budget plus warm-up, the accuracy check and the traced call: the estimate is the
+        # mean wall time of the paths finished so far (else the budget plus the overhead seen earlier).
+        from explorer.gui.sweep_view import path_overhead_s
+
+        times = getattr(self, "_path_times", [])
+        per = sum(times) / len(times) if times else budget + path_overhead_s()
+        t0 = getattr(self, "_path_t0", None)
+        cur = (time.monotonic() - t0) if t0 is not None else 0.0
+        left = max(0.0, (total - p["index"]) * per - min(cur, per))
         self.eta_label.setText(f"about {left:.1f} s left")
         self._ticks = getattr(self, "_ticks", 0) + 1
         if self._live_path and self._ticks % 5 == 0:  # the running path's estimate, once a second

@@ -171,6 +171,7 @@ class SweepData:
         # path -> {point index: (coordinate, Cell)} of its ok cells, kept as rows arrive: path_cells() is then
         # a copy, not a scan of every cell (charts ask for it several times a redraw)
         self._ok: dict[str, dict[int, tuple]] = {}
+        self.skipped: dict[int, tuple] = {}  # point index -> (coordinate, Cell) of points that did not run
         self.version = getattr(self, "version", 0) + 1
 
     # ---- shape ----------------------------------------------------------------------------------------
@@ -247,7 +248,9 @@ class SweepData:
     def add(self, point_index: int, r) -> Cell | None:
         """A finished Result (or skipped row dict) of point `point_index`."""
         c = cell_of(r)
-        if not c.path:  # a skipped point has no path: it only counts, it draws nothing
+        if not c.path:  # a skipped point has no path: the line chart marks its x with the reason
+            if point_index in self.coord:
+                self.skipped[point_index] = (self.coord[point_index], c)
             self.version += 1
             return None
         if c.path not in self.paths:
@@ -730,7 +733,7 @@ class LineChart(_ChartBase):
                 if cells:
                     series.append((("base", b.label, path), f"{path} · {b.label}", cells)
                                   + _series_arrays(cells, self.metric, pos_of))
-        structure = tuple(s[0] for s in series)
+        structure = (cat,) + tuple(s[0] for s in series)
         rebuild = structure != self._structure
         if rebuild:  # other curves (or the first redraw): new items; else the same items take the new arrays
             self._reset_items()
@@ -746,7 +749,10 @@ class LineChart(_ChartBase):
                 vx, vy = _log(x, log_x), _log(y, log_y)
                 top, bottom = np.nan_to_num(_log(hi, log_y) - vy), np.nan_to_num(vy - _log(lo, log_y))
                 if rebuild:
-                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(color, len(x)))
+                    style = _line_style(color, len(x))
+                    if cat:  # categories (dtype f32, bf16): points, no line through them
+                        style = {**_line_style(color, 0), "pen": None, "symbolSize": 9}
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **style)
                     self._add(curve, name)
                     self.curves[path] = curve
                     # 1 px: a wider cosmetic pen takes Qt's slow stroker (1,000 bars cost ~2 ms a paint)
@@ -766,6 +772,7 @@ class LineChart(_ChartBase):
                 else:
                     self.baseline_curves[(label, path)].setData(x, y, skipFiniteCheck=clean)
                 hover.append((lambda x=x: _log(x, log_x), lambda y=y: _log(y, log_y), cells, order, label))
+        self._mark_skipped(data, pos_of, log_x)
         self._hover_later(functools.partial(_line_hover, hover))
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
@@ -773,6 +780,27 @@ class LineChart(_ChartBase):
         else:
             self._show_message("")
         self._compose_title()
+
+    def _mark_skipped(self, data: SweepData, pos_of, log_x: bool) -> None:
+        """A dashed line with "skipped" at the x of every point that did not run (hover: the reason)."""
+        for m in getattr(self, "_skip_marks", []):
+            self.plot.removeItem(m)
+        self._skip_marks = []
+        self.skipped_x = []
+        for coord, c in data.skipped.values():
+            if data.mode != "line":
+                continue
+            x = pos_of.get(coord) if pos_of is not None else coord
+            if x is None or (log_x and (not isinstance(x, (int, float)) or x <= 0)):
+                continue
+            xv = math.log10(x) if log_x else float(x)
+            line = pg.InfiniteLine(pos=xv, angle=90, pen=pg.mkPen(theme(self._theme)["muted"], width=1,
+                                                                  style=Qt.DashLine),
+                                   label="skipped", labelOpts={"position": 0.92, "color": theme(self._theme)["muted"]})
+            line.setToolTip(c.error or "skipped")
+            self.plot.addItem(line)
+            self._skip_marks.append(line)
+            self.skipped_x.append(x)
 
     def point_count(self, path: str) -> int:
         c = self.curves.get(path)
@@ -859,7 +887,7 @@ class SpeedupChart(_ChartBase):
                     med = np.array([(b.median, c.median) for c, b in pairs], dtype=float)
                     order = np.argsort(x, kind="stable")  # as sorted(): equal x keep their arrival order
                     series.append((path, x[order], (med[:, 0] / med[:, 1])[order], pairs, order))
-            structure = (data.mode,) + tuple((p, len(x) > SYMBOLS_UP_TO) for p, x, *_ in series)
+            structure = (data.mode, cat) + tuple((p, len(x) > SYMBOLS_UP_TO) for p, x, *_ in series)
             rebuild = structure != self._structure
             if rebuild:  # other curves: new items; else the same items take the new arrays
                 self._reset_items()
@@ -869,7 +897,10 @@ class SpeedupChart(_ChartBase):
             for path, x, y, pairs, order in series:
                 clean = _finite(x, log_x) and _finite(y, True)
                 if rebuild:
-                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(path_color(path), len(x)))
+                    style = _line_style(path_color(path), len(x))
+                    if cat:  # categories: points, no line through them
+                        style = {**_line_style(path_color(path), 0), "pen": None, "symbolSize": 9}
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **style)
                     self._add(curve, path)
                     self.curves[path] = curve
                 else:
@@ -899,9 +930,12 @@ def _speedup_hover(parts, log_x: bool, baseline_path: str) -> tuple:
 
 
 def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None:
-    """Ticks at the swept values themselves (categorical or log x), thinned to about 12 labels."""
+    """Ticks at the swept values themselves (categorical, log x, or up to 12 linear values: one point must not
+    read 0.6..1.4), thinned to about 12 labels."""
     ax = plot.getAxis("bottom")
-    key = (cat, log_x, tuple(data.xs)) if (cat or log_x) and data.xs else None
+    numeric = [v for v in data.xs if isinstance(v, (int, float))]
+    few = bool(numeric) and len(numeric) <= 12
+    key = (cat, log_x, tuple(data.xs)) if (cat or log_x or few) and data.xs else None
     if getattr(ax, "_sweep_ticks", ()) == key:
         return  # the same ticks: setTicks would drop the axis' drawing and lay it out again
     ax._sweep_ticks = key
@@ -911,8 +945,10 @@ def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None
     step = max(1, math.ceil(len(data.xs) / 12))
     if cat:
         ticks = [(i, str(v)) for i, v in enumerate(data.xs)]
-    else:
+    elif log_x:
         ticks = [(math.log10(v), str(v)) for v in sorted(data.xs) if isinstance(v, (int, float)) and v > 0]
+    else:
+        ticks = [(v, str(v)) for v in sorted(numeric)]
     ax.setTicks([ticks[::step], []])
 
 

@@ -61,6 +61,23 @@ def _given_of(spec) -> set[str]:
     return {w for h, w in _W_OF_H.items() if getattr(spec, h) != getattr(spec, w)}
 
 
+# Per-path time beyond the budget (warm-up, accuracy check, traced call, start-up): learned from the runs of
+# this session (the main window and sweeps report them), about 0.3 s before the first one.
+_OVERHEAD = {"s": 0.3, "n": 0}
+
+
+def path_overhead_s() -> float:
+    return _OVERHEAD["s"]
+
+
+def note_path_time(took_s: float, budget_s: float) -> None:
+    """A finished path's wall time: the estimates (preview, ETA) learn the real overhead from it."""
+    extra = max(0.0, took_s - budget_s)
+    n = min(_OVERHEAD["n"], 19)
+    _OVERHEAD["s"] = (_OVERHEAD["s"] * n + extra) / (n + 1)
+    _OVERHEAD["n"] += 1
+
+
 def _eta(s: float | None) -> str:
     if s is None:
         return ""
@@ -410,20 +427,41 @@ class SweepView(QWidget):
         paths = list(getattr(self.opts, "paths", ()) or ())
         n = len(self.points)
         skipped = sum(1 for p in self.points if p.skipped)
-        runs = (n - skipped) * len(paths)
+        refused = self._refused(paths)  # the memory guard will refuse these when their turn comes
+        runs = (n - skipped - refused) * len(paths)
         budget = float(getattr(self.opts, "budget_ms", 500.0))
-        secs = runs * (budget / 1e3 + 0.05)
+        secs = runs * (budget / 1e3 + path_overhead_s())
         what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
                 else f"{n} point{'s' if n != 1 else ''}")
         parts = [what]
         if skipped:
             parts.append(f"{skipped} {'invalid, recorded' if self.mode != 'batch' else 'will be'} skipped")
+        if refused:
+            parts.append(f"{refused} too large for the free memory now (the memory guard will skip "
+                         f"{'it' if refused == 1 else 'them'})")
         parts.append(f"{len(paths)} path{'s' if len(paths) != 1 else ''} → {runs} runs, {_eta(secs) or 'about 0 s'}"
                      .replace(" left", ""))
         if self.mode == "batch" and self.batch is not None and self.batch.ignored:
             parts.append(self.batch.ignored_summary())
         self.message.setText(" · ".join(parts))
         self.message.setStyleSheet(f"color: {t['muted']};")
+
+    def _refused(self, paths) -> int:
+        """Points the memory guard would refuse now (checked on the first 2,000: a preview, not a promise)."""
+        from explorer.core.memory import available_bytes, check_memory
+
+        avail = available_bytes()
+        if avail is None or not paths:
+            return 0
+        n = 0
+        for p in self.points[:2000]:
+            if p.skipped or p.spec is None:
+                continue
+            try:
+                check_memory(p.spec, paths, avail)
+            except ExplorerError:
+                n += 1
+        return n
 
     def _update_buttons(self) -> None:
         running = self.is_running()
@@ -542,6 +580,10 @@ class SweepView(QWidget):
 
     def _on_finished(self, cancelled: bool) -> None:
         took = time.monotonic() - self._started_at
+        runs = sum(1 for r in self._results if getattr(r, "path", "") and getattr(r, "status", "") != "skipped")
+        if runs:
+            budget = float(getattr(self.opts, "budget_ms", 500.0)) / 1e3
+            note_path_time(took / runs, budget)
         n = len(self._results)
         ok = sum(1 for r in self._results if getattr(r, "status", None) == "ok"
                  or (isinstance(r, dict) and r.get("status") == "ok"))
