@@ -343,7 +343,9 @@ class BaselineView(QWidget):
 
     def set_theme(self, name: str) -> None:
         self.model.theme = name
-        self.model.layoutChanged.emit()  # the verdict colours in this theme
+        n = self.model.rowCount()
+        if n:  # the verdict colours in this theme
+            self.model.dataChanged.emit(self.model.index(0, 0), self.model.index(n - 1, len(COLUMNS) - 1))
 
     def _error(self, title: str, message: str) -> None:
         self.last_error = message

@@ -812,8 +812,7 @@ class MainWindow(QMainWindow):
             app.setPalette(colors.palette(self.theme))
         self.timing.set_theme(self.theme)
         self.summary.set_theme(self.theme)
-        self.model.theme = self.theme
-        self.model.layoutChanged.emit()
+        self.model.set_theme(self.theme)
         # Every view follows the theme: charts, tables and labels (a test checks each one's background).
         for view in (self.layout_view, self.trace_view, self.sweep_view, self.roofline_view, self.baseline_view):
             fn = getattr(view, "set_theme", None)

@@ -126,6 +126,12 @@ class ResultsModel(QAbstractTableModel):
         self.peak_fp32, self.peak_bf16 = fp32, bf16
         self._refresh_derived()
 
+    def set_theme(self, name: str) -> None:
+        """The status colours in this theme (every cell repainted; no layout change, so no proxy upset)."""
+        self.theme = name
+        if self._results:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._results) - 1, len(COLUMNS) - 1))
+
     def _refresh_derived(self) -> None:
         if self._results:
             for name in ("vs baseline", "% peak"):

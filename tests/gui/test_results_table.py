@@ -56,3 +56,17 @@ def test_numbers_names_and_reasons_are_legible(make_window):
     row = [m.data(m.index(r, 0)) for r in range(3)].index("mkldnn_roundtrip")
     assert win.table.columnSpan(row, med) > 1
     assert all(win.table.columnSpan(r, med) == 1 for r in range(3) if r != row)
+
+
+def test_switching_theme_with_rows_keeps_the_table_whole(make_window, qtbot):
+    """The theme repaints the status colours with dataChanged: a bare layoutChanged crashed the sorted proxy."""
+    win = make_window()
+    for p, ms in (("dense", 0.05), ("mkldnn", 0.1)):
+        win._on_path_finished(_ok(p, ms))
+    win.table.sortByColumn(2, Qt.DescendingOrder)
+    win.select_path("mkldnn")
+    for name in ("dark", "light", "dark"):
+        win.apply_theme(name)
+        qtbot.wait(5)
+    assert [win.proxy.data(win.proxy.index(r, 0)) for r in range(2)] == ["mkldnn", "dense"]
+    assert win.selected_result().path == "mkldnn"
