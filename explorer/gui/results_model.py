@@ -213,8 +213,10 @@ class ResultsModel(QAbstractTableModel):
             f.setBold(True)
             return f
         if role == Qt.ToolTipRole:
-            if name == "path":
-                return PATH_HELP.get(r.path, r.path)
+            if name == "path":  # what the path does, then every figure of the row (no scrolling needed)
+                figures = [f"{h}: {self.text(row, c)}" for c, h in enumerate(HEADERS)
+                           if c > 0 and self.text(row, c) and h not in ("spec", "error")]
+                return PATH_HELP.get(r.path, r.path) + ("\n\n" + "\n".join(figures) if figures else "")
             if name in ("error", "status", "median ms") and r.error and r.status != "ok":
                 return r.error
             return self.text(row, col) or None
