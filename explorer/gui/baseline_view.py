@@ -130,6 +130,8 @@ class ComparisonModel(QAbstractTableModel):
         if role == Qt.TextAlignmentRole and col in ("A median ms", "B median ms", "speedup", "threads"):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole:
+            if col == "name / desc":
+                return self.data(index, Qt.DisplayRole)
             parts = []
             for side, r in (("A", a), ("B", b)):
                 if r is not None and r.get("status") != "ok":
@@ -183,6 +185,8 @@ class BaselineView(QWidget):
         for w in (self.open_button, self.keep_button, self.clear_button, QLabel("A (baseline)"), self.a_combo,
                   QLabel("B"), self.b_combo):
             head.addWidget(w)
+        for w in (self.open_button, self.keep_button, self.clear_button, self.a_combo, self.b_combo):
+            w.setProperty("flowBreak", True)  # a label stays on the line of its combo
         self.summary = QLabel("Open a results CSV to compare against.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -327,8 +331,29 @@ class BaselineView(QWidget):
             f"{head} · {len(c.matched)} matched on desc, path, dtype and threads · {len(c.only_a)} only in A "
             f"({a}) · {len(c.only_b)} only in B ({b}). Speedup = A median / B median: above 1, B is faster "
             f"(as in the Run table and the sweep charts); inside the rows' spread it is 'no difference'.")
-        if self.model.rowCount() and self.table.columnWidth(0) < 40:
-            self.table.resizeColumnsToContents()
+        if self.model.rowCount():
+            self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their contents (the name/desc column capped, its tooltip... the full text)."""
+        self.table.resizeColumnsToContents()
+        c = COLUMNS.index("name / desc")
+        self.table.setColumnWidth(c, min(self.table.columnWidth(c), 240))
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_head()
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        self._fit_head()
+
+    def _fit_head(self) -> None:
+        """The wrapped controls' height for this width (a resize while the tab was hidden left it stale)."""
+        lay = self.head.layout()
+        w = self.width() - 12
+        if lay is not None and w > 0:
+            self.head.setMinimumHeight(lay.heightForWidth(w))
 
     def keep_current(self) -> str | None:
         """The current results (Run table and sweep) as a new baseline, labelled with the time."""

@@ -941,8 +941,8 @@ class MainWindow(QMainWindow):
         # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want.
         self.table.setMinimumHeight(self._six_rows() if narrow else 0)
         if narrow:
-            # Charts 31 %; below them the table (six rows) and the layouts get the rest.
-            top = int(h * 0.31)
+            # Charts 36 %; below them the table (six rows) and the layouts get the rest.
+            top = int(h * 0.36)
             self.main_split.setSizes([top, h - top])
             table = self._six_rows()
             self.bottom_split.setSizes([table, h - top - table])
@@ -964,7 +964,8 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self._sized:
-            self.fit_splitters()
+            # After the layout has given the splitters their new size (they still have the old one here).
+            QTimer.singleShot(0, self.fit_splitters)
 
     def sizeHint(self) -> QSize:
         return QSize(1440, 900)

@@ -627,7 +627,11 @@ class _ChartBase(QWidget):
             fm_px = 7.2  # about one 8 pt character
             width = max(self.plot_widget.width() - 40, 160)
             lines, line, used = [], [], 0.0
-            for name, color, dashed in self.keys:
+            # One key per path, then one per baseline (its dashed curves use the path colours).
+            keys = [(n, c, False) for n, c, d in self.keys if not d]
+            for label in dict.fromkeys(n.partition(" · ")[2] for n, _, d in self.keys if d):
+                keys.append((f"{label} (dashed)", theme(self._theme)["muted"], True))
+            for name, color, dashed in keys:
                 mark = "&#8211;&#8201;&#8211;" if dashed else "&#9632;"
                 part = f'<span style="color:{color}">{mark}</span>&nbsp;{name}'
                 need = (len(name) + 4) * fm_px
@@ -641,6 +645,10 @@ class _ChartBase(QWidget):
         if self._title != text:
             self._title = text
             self.plot.setTitle(text, size="10pt", color=theme(self._theme)["fg"], **kw)
+            # pyqtgraph gives the title one 30 px line: room for every line of the key
+            h = self.plot.titleLabel.item.boundingRect().height() + 4
+            self.plot.titleLabel.setMaximumHeight(h)
+            self.plot.layout.setRowFixedHeight(0, max(30.0, h))
 
     def _add(self, item, name: str | None = None):
         self.plot.addItem(item)

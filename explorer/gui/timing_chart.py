@@ -121,11 +121,17 @@ class TimingChart(QWidget):
         """Columns for the width, and a title row as tall as title + key (the key sits in it, outside the plot)."""
         n = len(self.legend.items)
         width = self.plot_widget.width()
+        # A short chart keeps its height for the curves: the summary beside it names the same colours.
+        short = self.plot_widget.height() < 300
+        has_data = not self.placeholder.isVisible()
+        self.legend.setVisible(has_data and not short)
+
         cols = 3 if width >= 470 else 2 if width >= 300 else 1
         if self.legend.columnCount != cols:
             self.legend.setColumnCount(cols)
         rows = math.ceil(n / cols) if (n and self.legend.isVisible()) else 0
-        self.plot.layout.setRowFixedHeight(0, 24 + rows * 15)
+        line = max(14.0, self.legend.boundingRect().height() / rows) if rows else 0.0
+        self.plot.layout.setRowFixedHeight(0, 26 + rows * line)
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
@@ -203,7 +209,6 @@ class TimingChart(QWidget):
             self.redraws += 1
             if self.placeholder.isVisible():
                 self.placeholder.setVisible(False)
-                self.legend.setVisible(True)
                 self._fit_legend()
             if self._auto_y:
                 self._fit()
@@ -243,6 +248,7 @@ class TimingChart(QWidget):
             a = self.plot.getAxis(ax)
             a.setPen(pg.mkPen(t["muted"]))
             a.setTextPen(pg.mkPen(t["fg"]))
+        self._fg = t["fg"]
         self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
         self.legend.setLabelTextColor(t["fg"])
         for _, label in self.legend.items:  # existing labels keep their old colour unless re-set

@@ -77,3 +77,16 @@ def test_compare_verdicts_are_legible_in_the_dark(make_window):
     for i in range(3):
         fg = m.data(m.index(i, 8), Qt.ForegroundRole).color()
         assert contrast(fg, base) >= 4.5, verdicts[i]
+
+
+def test_compare_controls_wrap_in_a_narrow_window(make_window, qtbot):
+    """Issue 12, item 7: at 1024 px the Compare tab's B combo wraps onto a second line, it is not cut off."""
+    win = make_window(size=(1024, 700))
+    bv = win.baseline_view
+    bv.add_rows([{"desc": "d", "path": "dense", "dtype": "f32", "threads": 1, "median_ms": 1.0, "status": "ok"}],
+                "sweep g=divisors 09:45:32")
+    win.tabs.setCurrentWidget(bv)
+    qtbot.wait(20)
+    right = bv.head.mapTo(bv, bv.b_combo.geometry().bottomRight())
+    assert right.x() <= bv.width() and right.y() <= bv.summary.geometry().top()
+    assert win.width() <= 1024
