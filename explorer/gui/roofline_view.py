@@ -241,6 +241,7 @@ class RooflineView(QWidget):
         self.definition.setText(
             f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>{BYTES_DEFINITION}.<br>"
             f"{ATTAINABLE_DEFINITION}; f32 points judged against the fp32 roof, bf16 against bf16.</span>")
+        self._wrap_texts()
 
     def _point_text(self, p, with_peak: bool) -> str:
         lines = [f"{p.name + '  ' if p.name else ''}{p.desc}", f"path {p.path} · {p.dtype}"
@@ -316,6 +317,20 @@ class RooflineView(QWidget):
         self.hover.set_theme(name)
         self.note.setColor(t["error"])
         self.redraw()
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._wrap_texts()
+
+    def _wrap_texts(self) -> None:
+        """The definitions and the note wrap at the chart's width: a long line must not widen the chart past
+        the window (at 1024 px its right edge was cut off)."""
+        w = max(200, self.layout_widget.width() - 30)
+        self.definition.item.setTextWidth(w)
+        self.definition.updateMin()
+        self.definition.setMinimumWidth(0)
+        self.note.textItem.setTextWidth(min(0.8 * w, 560))
+        self.note.updateTextPos()
 
     def hideEvent(self, ev) -> None:
         super().hideEvent(ev)

@@ -344,6 +344,18 @@ class LogAxis(pg.AxisItem):
 
     rotated = False
 
+    def tickValues(self, minVal, maxVal, size):
+        """A log axis spanning less than about 5x gets evenly spaced ticks (1, 1.2, 1.4, ...): pyqtgraph's
+        decade ticks leave such a range with one label or none."""
+        if not self.logMode or not (math.isfinite(minVal) and math.isfinite(maxVal)) or maxVal - minVal > 0.7:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = 10 ** min(minVal, maxVal), 10 ** max(minVal, maxVal)
+        raw = (hi - lo) / 5 or 1e-9
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+        vals = [k * step for k in range(math.ceil(lo / step), math.floor(hi / step) + 1) if k * step > 0]
+        return [(step, [math.log10(v) for v in vals])]
+
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         if not self.rotated:
             return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
