@@ -32,7 +32,9 @@ def _jobs():
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
-    return {"run": iter_run, "points": iter_points}
+    from explorer.core.machine import iter_peak
+
+    return {"run": iter_run, "points": iter_points, "peak": iter_peak}
 
 
 def _child_main(conn, flag, nice: int = 0) -> None:

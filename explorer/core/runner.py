@@ -268,7 +268,13 @@ def _fill_stats(res: Result, m, spec: ConvSpec, ctx: RunContext) -> None:
     res.samples_ms = m.samples_ms
     fill_quality(res, m)
     res.gflops = spec.ops / (res.median_ms / 1e3) / 1e9 if res.median_ms > 0 else None
-    peak = ctx.peak_bf16 if spec.dtype == "bf16" and ctx.peak_bf16 else ctx.peak_fp32
+    # The peak at this row's own thread count (one peak per dtype and threads: a 2-thread peak made
+    # 1-thread rows read 140%); the context's peak only when it was measured at the same threads.
+    p = machine.peak(threads=res.threads, allow_measure=False) if res.threads else None
+    if p is not None:
+        peak = p.bf16_gflops if spec.dtype == "bf16" and p.bf16_gflops else p.fp32_gflops
+    else:
+        peak = None
     if peak and res.gflops:
         res.pct_peak = 100.0 * res.gflops / peak
 

@@ -28,6 +28,13 @@ from explorer.gui.worker import CallWorker, RunController
 SETTINGS_VERSION = 1
 
 
+def _default_threads() -> int:
+    """torch's default thread count: what the measuring process uses when the panel says auto."""
+    import torch
+
+    return torch.get_num_threads()
+
+
 def _placeholder(text: str) -> QWidget:
     w = QWidget()
     lay = QVBoxLayout(w)
@@ -98,6 +105,7 @@ class MainWindow(QMainWindow):
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
         self.peak_worker: CallWorker | None = None
+        self.peaks: dict = {}  # threads -> machine.Peak: one peak per (dtype, threads), shared by every view
 
         # ---- left: parameters ------------------------------------------------------------------------
         self.panel = ParamPanel()
@@ -219,6 +227,9 @@ class MainWindow(QMainWindow):
             self.sweep_view.finished.connect(lambda *_: self._refresh_overviews())
         for view in (self.roofline_view, self.baseline_view):
             view.status.connect(lambda text: self.status_label.setText(text))
+        # The Roofline's "Measure peak" is the window's: measured in the measuring process, shared by all views.
+        self.roofline_view.measure_button.clicked.disconnect()
+        self.roofline_view.measure_button.clicked.connect(self.measure_peak)
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
         self.tabs.currentChanged.connect(lambda *_: self._refresh_overviews())
@@ -421,6 +432,9 @@ class MainWindow(QMainWindow):
 
     def _on_path_finished(self, result) -> None:
         self.model.add(result)
+        if result.threads and result.threads not in self.peaks:
+            self._cached_peaks({result.threads})
+            self._apply_peaks()
         self._fit_columns()  # cheap (a few rows); path names never elide mid-run
         self.summary.set_result(result)
         if result.samples_ms is not None and len(result.samples_ms):
@@ -520,6 +534,7 @@ class MainWindow(QMainWindow):
         self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
         self.progress.setFormat("done" if not cancelled else "stopped")
         self.eta_label.setText("")
+        self._apply_peaks()  # the roofline and summary judge against the peak at these rows' threads
         self._refresh_overviews()
         self.run_finished.emit(cancelled)
 
@@ -603,44 +618,95 @@ class MainWindow(QMainWindow):
     def _on_baseline(self, path: str) -> None:
         self.model.set_baseline(path)
 
-    # ---- peak ------------------------------------------------------------------------------------------
+    # ---- peak: one per (dtype, threads), measured in the measuring process, shared by every view ----------
     def _load_peak(self) -> None:
+        """The cached peaks for the thread counts of the rows shown (and the panel's), never measured here."""
+        threads = {r.threads for r in self.all_results() if getattr(r, "threads", None)}
+        threads.add(self.peak_threads() or _default_threads())
+        self._cached_peaks(threads)
+        self._apply_peaks()
+
+    def _cached_peaks(self, threads) -> None:
         from explorer.core import machine
 
-        try:
-            p = machine.peak(allow_measure=False)
-        except Exception:  # noqa: BLE001 - a cache problem only hides % of peak
-            p = None
-        if p:
-            self._set_peak(p)
+        for t in threads:
+            if t in self.peaks:
+                continue
+            try:
+                p = machine.peak(threads=int(t), allow_measure=False)
+            except Exception:  # noqa: BLE001 - a cache problem only hides % of peak
+                p = None
+            if p is not None:
+                self.peaks[int(t)] = p
+
+    def peak_threads(self) -> int | None:
+        """The thread count the views judge against: the Run rows' (most common), else the panel's."""
+        counts: dict = {}
+        for r in self.model.results:
+            if r.threads:
+                counts[r.threads] = counts.get(r.threads, 0) + 1
+        if counts:
+            return max(counts, key=counts.get)
+        return self.panel.options().get("threads") or None
+
+    def _apply_peaks(self) -> None:
+        self.model.set_peaks({t: (p.fp32_gflops, p.bf16_gflops) for t, p in self.peaks.items()})
+        t = self.peak_threads() or _default_threads()
+        p = self.peaks.get(t)
+        if p is not None:
+            self.summary.set_peak(p.fp32_gflops, p.bf16_gflops)
+            bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
+            self.peak_action.setToolTip(f"Measured peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f}{bf} "
+                                        f"GFLOP/s ({p.measured_at}).")
+        else:
+            self.summary.set_peak(None, None)
+        self.roofline_view.set_peak(p)
 
     def _set_peak(self, p) -> None:
-        self.model.set_peak(p.fp32_gflops, p.bf16_gflops)
-        self.summary.set_peak(p.fp32_gflops, p.bf16_gflops)
-        bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
-        self.peak_action.setToolTip(f"Measured peak: fp32 {p.fp32_gflops:.0f}{bf} GFLOP/s ({p.measured_at}).")
+        self.peaks[p.threads] = p
+        self._apply_peaks()
 
     def measure_peak(self) -> None:
-        if self.running or (self.peak_worker and self.peak_worker.running):
+        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
             return
-        from explorer.core import machine
+        import threading
 
-        self.peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
+        from explorer.gui import measure
+
+        threads = self.peak_threads()
+
+        def job():
+            # In the measuring process, like every measurement (the window's GIL stays out of it).
+            out = None
+            for ev in measure.events("peak", threads, remeasure=True, cancel=threading.Event()):
+                out = ev
+            return out
+
+        self.peak_worker = CallWorker(job, self)
         self.peak_worker.succeeded.connect(self._on_peak)
         self.peak_worker.failed.connect(lambda m: self.status_label.setText(f"Peak measurement failed: {m}"))
         self.peak_worker.finished.connect(lambda: self._set_running(False))
+        self.peak_worker.finished.connect(self._peak_done)
         self._set_running(False)
         self.run_action.setEnabled(False)
         self.panel.run_button.setEnabled(False)
         self.peak_action.setEnabled(False)
-        self.status_label.setText("Measuring the machine's peak (about 3 s)…")
+        self.roofline_view.measure_button.setEnabled(False)
+        self.roofline_view.measure_button.setText("Measuring…")
+        where = f"{threads} threads" if threads else "the default threads"
+        self.status_label.setText(f"Measuring the machine's peak at {where} in the measuring process (about 3 s)…")
         self.peak_worker.start()
+
+    def _peak_done(self) -> None:
+        self.roofline_view.measure_button.setEnabled(True)
+        self.roofline_view.measure_button.setText("Measure peak")
 
     def _on_peak(self, p) -> None:
         if p:
             self._set_peak(p)
-            self.status_label.setText(f"Peak: fp32 {p.fp32_gflops:.0f} GFLOP/s"
-                                      + (f", bf16 {p.bf16_gflops:.0f} GFLOP/s." if p.bf16_gflops else "."))
+            self.status_label.setText(f"Peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f} GFLOP/s"
+                                      + (f", bf16 {p.bf16_gflops:.0f} GFLOP/s" if p.bf16_gflops else "")
+                                      + " (the Run table, the summary and the Roofline use it).")
 
     # ---- files -------------------------------------------------------------------------------------------
     def _ask_path(self, caption: str, filters: str, default: str, save: bool = True) -> str | None:

@@ -45,7 +45,9 @@ def events(kind: str, *args, cancel: threading.Event, **kwargs):
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
-    job = {"run": iter_run, "points": iter_points}[kind]
+    from explorer.core.machine import iter_peak
+
+    job = {"run": iter_run, "points": iter_points, "peak": iter_peak}[kind]
     return job(*args, cancel=cancel.is_set, **kwargs)
 
 

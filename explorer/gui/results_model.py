@@ -62,8 +62,9 @@ COLUMNS = [
      lambda r, m: m.speedup(r), _speed),
     ("GFLOP/s", "benchdnn op count divided by the median time.", lambda r, m: r.gflops, _gflops),
     ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
-    ("% peak", "GFLOP/s as a share of this machine's measured matmul peak (blank until measured).",
-     lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%")),
+    ("% peak", "GFLOP/s as a share of this machine's matmul peak at the row's thread count (blank until "
+     "measured; ⚠ above 100%: the peak is too low, measure it again).",
+     lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%") + (" ⚠" if v is not None and v > 100 else "")),
     ("stored in / wei / out", "Bytes the path stores for the input, weight and output (blocked padding included).",
      lambda r, m: sum(v or 0 for v in (r.input_bytes, r.weight_bytes, r.output_bytes)) or None, lambda v: v),
     ("kernel", "oneDNN implementation of the convolution and the reorders in one traced call (blank: not oneDNN).",
@@ -94,6 +95,7 @@ class ResultsModel(QAbstractTableModel):
         self.theme = "light"
         self.peak_fp32: float | None = None
         self.peak_bf16: float | None = None
+        self.peaks: dict = {}  # threads -> (fp32, bf16) GFLOP/s: a row is judged at its own thread count
 
     # ---- data ------------------------------------------------------------------------------------
     @property
@@ -123,7 +125,13 @@ class ResultsModel(QAbstractTableModel):
         self._refresh_derived()
 
     def set_peak(self, fp32: float | None, bf16: float | None) -> None:
+        """One peak for every row whatever its threads (prefer set_peaks)."""
         self.peak_fp32, self.peak_bf16 = fp32, bf16
+        self._refresh_derived()
+
+    def set_peaks(self, peaks: dict) -> None:
+        """threads -> (fp32, bf16) GFLOP/s, each measured at that thread count."""
+        self.peaks = dict(peaks)
         self._refresh_derived()
 
     def set_theme(self, name: str) -> None:
@@ -149,10 +157,11 @@ class ResultsModel(QAbstractTableModel):
     def pct_peak(self, r):
         if not r.gflops:
             return None
-        peak = self.peak_bf16 if (r.spec.dtype == "bf16" and self.peak_bf16) else self.peak_fp32
+        fp32, bf16 = self.peaks.get(r.threads, (self.peak_fp32, self.peak_bf16))
+        peak = bf16 if (r.spec.dtype == "bf16" and bf16) else fp32
         if peak:
             return 100.0 * r.gflops / peak
-        return r.pct_peak
+        return r.pct_peak  # measured in the measuring process against the peak at the row's threads
 
     # ---- Qt model API ------------------------------------------------------------------------------
     def rowCount(self, parent=QModelIndex()):
@@ -204,6 +213,10 @@ class ResultsModel(QAbstractTableModel):
             return r
         if role == Qt.DecorationRole and name == "path":
             return qcolor(r.path)
+        if role == Qt.ForegroundRole and name == "% peak" and (self.pct_peak(r) or 0) > 100:
+            from explorer.gui.colors import theme
+
+            return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.ForegroundRole and name in ("status", "median ms") and r.status != "ok":
             from explorer.gui.colors import theme
 
@@ -219,6 +232,10 @@ class ResultsModel(QAbstractTableModel):
                 return PATH_HELP.get(r.path, r.path) + ("\n\n" + "\n".join(figures) if figures else "")
             if name in ("error", "status", "median ms") and r.error and r.status != "ok":
                 return r.error
+            if name == "% peak" and (self.pct_peak(r) or 0) > 100:
+                return (f"{self.pct_peak(r):.1f}% of the measured peak at {r.threads} threads: above 100%, so the "
+                        "peak is too low (measured while the machine was busy, or at other threads). "
+                        "Run > Measure machine peak measures it again.")
             return self.text(row, col) or None
         if role == Qt.TextAlignmentRole and col == REASON_COLUMN and r.status != "ok":
             return int(Qt.AlignLeft | Qt.AlignVCenter)

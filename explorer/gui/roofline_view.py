@@ -209,6 +209,7 @@ class RooflineView(QWidget):
             groups.setdefault((p.path, p.dtype), []).append(p)
         hx, hy, texts = [], [], []
         self.point_items = {}
+        self.above_roof = 0  # points above their roof (flagged)
         for path in ordered({k[0] for k in groups}):
             for (gp, dt), pts in sorted(groups.items()):
                 if gp != path:
@@ -216,8 +217,12 @@ class RooflineView(QWidget):
                 x = np.array([p.ai for p in pts])
                 y = np.array([p.gflops for p in pts])
                 color = path_color(path)
+                above = [peak is not None and p.efficiency > 1.0 for p in pts]
+                # a point above its roof is flagged: a thick outline in the error colour
+                pens = [pg.mkPen(t["error"], width=2.5) if a else pg.mkPen(t["bg"], width=0.8) for a in above]
                 item = pg.PlotDataItem(x, y, pen=None, symbol=SYMBOLS.get(dt, "o"), symbolSize=9,
-                                       symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(t["bg"], width=0.8))
+                                       symbolBrush=pg.mkBrush(color), symbolPen=pens)
+                self.above_roof = getattr(self, "above_roof", 0) + sum(above)
                 self._add(item, f"{path} ({dt})" if len({k[1] for k in groups}) > 1 else path)
                 self.point_items[(path, dt)] = item
                 hx.append(np.log10(x))
@@ -237,6 +242,9 @@ class RooflineView(QWidget):
             notes.append("No ok results yet: run, sweep or open results to place them here.")
         if peak is None:
             notes.append("No peak cached for this machine: press Measure peak (about 3 s) to draw the ceilings.")
+        elif self.above_roof:
+            notes.append(f"⚠ {self.above_roof} point{'s' if self.above_roof != 1 else ''} above the roof (red "
+                         "outline): the peak is too low; press Measure peak.")
         self._set_note("\n".join(notes))
         self.definition.setText(
             f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>{BYTES_DEFINITION}.<br>"
@@ -252,6 +260,12 @@ class RooflineView(QWidget):
         lines.append(f"{p.ops:.3g} FLOP, {p.bytes / 1e6:.3g} MB moved")
         if with_peak:
             lines.append(f"{100 * p.efficiency:.0f}% of attainable ({p.attainable:.4g} GFLOP/s, {p.bound} bound)")
+            if p.efficiency > 1.0:
+                lines.append("⚠ above the roof: the peak is too low (measured while the machine was busy, or at "
+                             "other threads); measure it again")
+            pt = getattr(self.peak, "threads", None)
+            if pt and p.threads and p.threads != pt:
+                lines.append(f"measured at {p.threads} threads; this roof is the {pt}-thread peak")
         return "\n".join(lines)
 
     def _add(self, item, name: str | None = None) -> None:

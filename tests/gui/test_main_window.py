@@ -309,8 +309,11 @@ def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, mon
     def fake_peak(threads=None, remeasure=False, allow_measure=True):
         seen["thread"] = threading.current_thread() is threading.main_thread()
         seen["remeasure"] = remeasure
-        return machine.Peak(1000.0, 2000.0, 10.0, 2, "now", "key")
+        return machine.Peak(1000.0, 2000.0, 10.0, threads or 2, "now", "key")
 
+    from explorer.gui import measure
+
+    monkeypatch.setattr(measure, "IN_CHILD", False)  # the fake must run where the job runs
     monkeypatch.setattr(machine, "peak", fake_peak)
     win.measure_peak()
     qtbot.waitUntil(lambda: win.peak_worker is not None and not win.peak_worker.running, timeout=10_000)
