@@ -205,7 +205,8 @@ class ParamPanel(QWidget):
             cb.setToolTip(PATH_HELP[p])
             cb.toggled.connect(self._on_field_edited)
             self.path_checks[p] = cb
-            pl.addWidget(cb, i, 0)
+            cb.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)  # its own width: clicks land on it
+            pl.addWidget(cb, i, 0, Qt.AlignLeft)
         outer.addWidget(self.paths_box)
 
         # ---- message + buttons ------------------------------------------------------------------------
