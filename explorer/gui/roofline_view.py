@@ -57,6 +57,14 @@ class RooflineView(QWidget):
         self.measure_button = QPushButton("Measure peak")
         self.measure_button.setToolTip("Measure this CPU's matmul peak and copy bandwidth (about 3 s, in the "
                                        "background) for the ceilings.")
+        from PySide6.QtWidgets import QComboBox
+
+        self.bytes_combo = QComboBox()
+        self.bytes_combo.addItem("bytes each path moves", "path")
+        self.bytes_combo.addItem("logical bytes (same for every path)", "logical")
+        self.bytes_combo.setToolTip("What a point's bytes are: what the path really moves (its stored tensors with "
+                                    "padding, plus its reorders), or each tensor's logical size once.")
+        self.bytes_combo.currentIndexChanged.connect(lambda *_: self.redraw())
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the roofline as PNG or SVG.")
         self.peak_label = QLabel("")
@@ -66,6 +74,7 @@ class RooflineView(QWidget):
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.addWidget(self.peak_label, 1)
+        head.addWidget(self.bytes_combo)
         head.addWidget(self.measure_button)
         head.addWidget(self.export_button)
 
@@ -164,7 +173,9 @@ class RooflineView(QWidget):
 
     # ---- drawing ----------------------------------------------------------------------------------------
     def redraw(self) -> None:
-        from explorer.core.roofline import AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, roofline
+        from explorer.core.roofline import (
+            AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, TRAFFIC_DEFINITION, roofline,
+        )
 
         t = theme(self._theme)
         for it in self._items:
@@ -173,7 +184,8 @@ class RooflineView(QWidget):
         self.legend.clear()
         peak = self.peak
         try:
-            self.roof = roofline(self._results, peak or _NoPeak())
+            mode = self.bytes_combo.currentData() if hasattr(self, "bytes_combo") else "path"
+            self.roof = roofline(self._results, peak or _NoPeak(), bytes_mode=mode)
         except Exception as e:  # noqa: BLE001 - a bad row must not break the tab
             self.roof = None
             self._set_note(f"Cannot compute the roofline: {e}")
@@ -247,7 +259,8 @@ class RooflineView(QWidget):
                          "outline): the peak is too low; press Measure peak.")
         self._set_note("\n".join(notes))
         self.definition.setText(
-            f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>{BYTES_DEFINITION}.<br>"
+            f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>"
+            f"{TRAFFIC_DEFINITION if mode == 'path' else BYTES_DEFINITION}.<br>"
             f"{ATTAINABLE_DEFINITION}; f32 points judged against the fp32 roof, bf16 against bf16.</span>")
         self._wrap_texts()
 
