@@ -25,6 +25,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--screenshot", type=str, default=None, help="when the run ends, save a PNG of the whole window")
     p.add_argument("--exit-when-done", action="store_true", help="exit when the run ends (prints event-loop stall p99/max)")
     p.add_argument("--size", type=str, default="1440x900", help="window size WxH (default 1440x900)")
+    p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
+                   help="open the Sweep tab on this sweep of DESC (twice for a grid); with --run, run it")
+    p.add_argument("--batch", type=str, default=None, metavar="FILE",
+                   help="open the Sweep tab on this batch file (or shipped name); with --run, run it")
+    p.add_argument("--theme", choices=("light", "dark"), default=None, help="colour theme (default: the last one)")
+    p.add_argument("--tab", choices=("run", "sweep", "roofline", "compare"), default=None,
+                   help="the tab to show (default: run, or sweep with --vary/--batch)")
     add_run_options(p)
 
 

@@ -63,7 +63,7 @@ def _eta(s: float | None) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
+def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bool = False) -> int:
     """Run points through iter_points, writing each row as it finishes; print the table at the end."""
     from explorer.core.runner import PathFinished
     from explorer.core.results import CsvSink
@@ -79,6 +79,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
     dense: dict = {}
     quality_rows: list[dict] = []
     current_cols: tuple = ()
+    brief: list[dict] = []  # what a batch's network total needs of each row
 
     def note(msg: str) -> None:
         if not quiet:
@@ -92,6 +93,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
                 note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
             elif isinstance(ev, PointSkipped):
                 sink.add(ev.row)
+                brief.append({k: ev.row.get(k) for k in ("name", "desc", "dtype", "threads", "path", "status")})
                 note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
                 table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
                 if quiet:
@@ -109,11 +111,17 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
                     dense[key] = (r.median_ms, r.noisy)
                 status = "noisy" if r.status == "ok" and r.noisy else r.status
                 table.append((current_cols, r.path, status, r.error, r.median_ms, r.gflops, key))
+                brief.append({"name": r.spec.name, "desc": r.spec.desc, "dtype": r.spec.dtype, "threads": r.threads,
+                              "path": r.path, "status": r.status, "median_ms": r.median_ms, "quality": r.quality})
                 if quiet:
                     json_rows.append(r.row())
     finally:
         if not quiet and table:
             print(_format_table(label_cols, table, dense))
+            if totals and brief:
+                from explorer.core.batch import batch_summary
+
+                print("\n".join(batch_summary(brief, "dense").lines()))
             warn = warning_line(quality_rows)
             if warn:
                 print(warn)
@@ -122,7 +130,17 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet) -> int:
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
         close_timeline(timeline, args, quiet)
     if quiet:
-        print(json.dumps({"results": json_rows}, indent=1))
+        out = {"results": json_rows}
+        if totals:
+            from dataclasses import asdict
+
+            from explorer.core.batch import batch_summary
+
+            summ = batch_summary(json_rows, "dense")
+            out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
+                                    "weighting": "each layer x its *N count",
+                                    "paths": [asdict(t) for t in summ.totals.values()]}
+        print(json.dumps(out, indent=1))
     return 0
 
 
@@ -208,7 +226,7 @@ def cmd_batch(args) -> int:
             return (str(point.line), name or "-", desc)
         return f"line {point.line}: {name or desc}"
 
-    rc = _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json)
+    rc = _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json, totals=True)
     if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
         print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -18,6 +18,7 @@ Shipped batches live in explorer.resources/batches/*.txt and can be named bare (
 from __future__ import annotations
 
 import os
+import math
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -217,3 +218,102 @@ def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = 
     p = Path(name_or_path)
     return parse_batch(text, source, mb=mb, dtype=dtype, bias=bias, base_dir=p.parent if p.is_file() else None,
                        sizes=sizes)
+
+
+# ---- "does it help my network?": totals over a batch ---------------------------------------------------
+_COUNT = re.compile(r"\*(\d+)\s*$")
+
+
+def layer_count(name: str | None) -> int:
+    """How many times a batch line's shape occurs in the net: the `*N` at the end of its name (else 1)."""
+    m = _COUNT.search(name or "")
+    return max(1, int(m.group(1))) if m else 1
+
+
+@dataclass
+class PathTotal:
+    """One path over a whole batch, each layer weighted by its `*N` count."""
+
+    path: str
+    layers: int  # layers (lines) this path measured ok
+    instances: int  # the same, weighted by *N
+    total_ms: float  # sum of count x median over those layers
+    speedup: float | None = None  # baseline total / this path's total, over the layers both measured
+    geomean: float | None = None  # count-weighted geometric mean of baseline/path per layer (>1: faster)
+    common: int = 0  # layers both this path and the baseline measured
+
+
+@dataclass
+class BatchSummary:
+    baseline: str
+    layers: int  # distinct layers (lines) with any row
+    instances: int  # layers weighted by *N
+    totals: dict = field(default_factory=dict)  # path -> PathTotal, in first-seen order
+
+    def lines(self) -> list[str]:
+        """One line per path: its weighted total and, against the baseline, total speedup and geomean."""
+        out = [f"network total, each layer x its *N count ({self.layers} layers, {self.instances} in the net); "
+               f"speedup = {self.baseline} / path, above 1 is faster:"]
+        for t in self.totals.values():
+            part = f"  {t.path:18s} {t.total_ms:10.4g} ms over {t.layers}/{self.layers} layers"
+            if t.path == self.baseline:
+                part += "  (baseline)"
+            elif t.speedup is not None:
+                part += f"  {_x(t.speedup)} total, geomean {_x(t.geomean)}"
+                if t.common < self.layers:
+                    part += f" (over the {t.common} layers both ran)"
+            out.append(part.rstrip())
+        return out
+
+
+def _x(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
+
+
+def _get(r, k):
+    return r.get(k) if isinstance(r, dict) else (getattr(r.spec, k, None) if k in ("desc", "name", "dtype") and
+                                                 getattr(r, "spec", None) is not None else getattr(r, k, None))
+
+
+def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
+    """Totals of a batch's rows (Results or CSV row dicts) per path, each layer weighted by its *N count.
+
+    A layer is a (name, desc, dtype, threads) group; a shape listed twice counts twice (the k-th row of a
+    path for a key belongs to the key's k-th occurrence). Only `ok` rows with a positive median count.
+    """
+    seen: dict[tuple, int] = {}  # (layer key, path) -> occurrences so far
+    layers: dict[tuple, int] = {}  # (layer key, occurrence) -> count
+    med: dict[tuple, dict[str, float]] = {}  # (layer key, occurrence) -> path -> median
+    order: list[str] = []
+    for r in rows:
+        path = _get(r, "path") or ""
+        key = (_get(r, "name") or "", _get(r, "desc") or "", _get(r, "dtype") or "", str(_get(r, "threads") or ""))
+        if not path:  # a skipped line: a layer without rows
+            layers.setdefault((key, 0), layer_count(key[0]))
+            continue
+        k = seen.get((key, path), 0)
+        seen[(key, path)] = k + 1
+        layer = (key, k)
+        layers.setdefault(layer, layer_count(key[0]))
+        try:
+            m = float(_get(r, "median_ms") or 0.0)  # a CSV row holds text
+        except (TypeError, ValueError):
+            m = 0.0
+        if _get(r, "status") == "ok" and m > 0 and math.isfinite(m):
+            med.setdefault(layer, {})[path] = float(m)
+            if path not in order:
+                order.append(path)
+    out = BatchSummary(baseline, len(layers), sum(layers.values()))
+    for path in ([baseline] if baseline in order else []) + [p for p in order if p != baseline]:
+        mine = {lay: ms[path] for lay, ms in med.items() if path in ms}
+        t = PathTotal(path, len(mine), sum(layers[lay] for lay in mine), sum(layers[lay] * v for lay, v in mine.items()))
+        both = [lay for lay in mine if baseline in med[lay]]
+        if path != baseline and both:
+            w = sum(layers[lay] for lay in both)
+            t.common = len(both)
+            t.speedup = sum(layers[lay] * med[lay][baseline] for lay in both) / sum(layers[lay] * mine[lay] for lay in both)
+            t.geomean = math.exp(sum(layers[lay] * math.log(med[lay][baseline] / mine[lay]) for lay in both) / w)
+        out.totals[path] = t
+    return out

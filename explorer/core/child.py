@@ -41,7 +41,9 @@ def _jobs():
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
-    return {"run": iter_run, "points": iter_points}
+    from explorer.core.machine import iter_peak
+
+    return {"run": iter_run, "points": iter_points, "peak": iter_peak}
 
 
 def _wait_ack(conn, flag, seq: int) -> None:

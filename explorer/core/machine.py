@@ -254,6 +254,11 @@ def note_rate(dtype: str, threads: int, gflops: float, source: str) -> Peak | No
     return p
 
 
+def iter_peak(threads: int | None = None, remeasure: bool = True, cancel=None):
+    """peak() as a one-event job for the measuring process (the GUI never measures in its own process)."""
+    yield peak(threads=threads, remeasure=remeasure)
+
+
 def info(measure_peak_now: bool = True, remeasure: bool = False) -> dict:
     p = peak(remeasure=remeasure, allow_measure=measure_peak_now)
     return {

@@ -53,10 +53,9 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
         if kind == "points" and _mixed_allocators(args[0], allocator):
             return _routed_points(args[0], args[1], allocator, pace, **kwargs)
         return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
-    from explorer.core.runner import iter_run
-    from explorer.core.sweep import iter_points
+    from explorer.core.child import _jobs
 
-    job = {"run": iter_run, "points": iter_points}[kind]
+    job = _jobs()[kind]  # the same jobs as the measuring process runs
     flag = cancel.is_set if isinstance(cancel, threading.Event) else cancel
     return job(*args, cancel=flag, **kwargs)
 

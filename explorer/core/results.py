@@ -201,6 +201,13 @@ def write_csv(path: str | os.PathLike, results: list[Result]) -> None:
     atomic_write_text(path, rows_to_csv_text([r.row() for r in results]))
 
 
+def write_rows(path: str | os.PathLike, items) -> int:
+    """Results and CSV row dicts (a sweep's skipped batch lines) as one CSV, the CLI's schema. Returns the count."""
+    rows = [r.row() if isinstance(r, Result) else r for r in items]
+    atomic_write_text(path, rows_to_csv_text(rows))
+    return len(rows)
+
+
 def read_csv(path: str | os.PathLike) -> list[dict]:
     """Read a results CSV (ours, from any machine). Numbers are converted; a bad file names its line."""
     p = Path(path)

@@ -22,6 +22,12 @@ BYTES_DEFINITION = (
     "bytes moved = (input + weight + output elements) x dtype size: each tensor's logical size read or "
     "written once (no bias, no layout padding, no reorders)"
 )
+TRAFFIC_DEFINITION = (
+    "bytes moved by the path = its input, weight and output as the path stores them (blocked padding "
+    "included), each read or written once, plus every reorder of one traced call reading its source and "
+    "writing its destination (rows without a trace, such as sweep rows, count no reorders)"
+)
+BYTES_MODES = ("path", "logical")  # roofline(bytes_mode=...): what each point's bytes are
 AI_DEFINITION = "arithmetic intensity = benchdnn op count / bytes moved (FLOP/byte)"
 ATTAINABLE_DEFINITION = "attainable GFLOP/s = min(peak GFLOP/s, bandwidth GB/s x arithmetic intensity)"
 
@@ -30,6 +36,48 @@ def bytes_moved(spec: ConvSpec) -> int:
     """Logical bytes of input + weight + output in the spec dtype (see BYTES_DEFINITION)."""
     n = math.prod(spec.input_shape) + math.prod(spec.weight_shape) + math.prod(spec.output_shape)
     return n * spec.itemsize
+
+
+def _tensor_bytes(tag: str | None, dims: list[int], dt: str | None) -> int:
+    """A reorder side's bytes: as oneDNN lays `tag` out (padding included), else the logical size."""
+    size = {"f32": 4, "bf16": 2, "f16": 2, "s8": 1, "u8": 1, "s32": 4}.get(dt or "f32", 4)
+    if tag:
+        try:
+            from explorer.core.layout import layout_from_tag
+
+            return layout_from_tag(tag, dims, dt if dt in ("f32", "bf16", "f16") else "f32").nbytes
+        except Exception:  # noqa: BLE001 - an unusual tag: its logical size
+            pass
+    return math.prod(dims) * size
+
+
+def reorder_bytes(trace) -> tuple[int, int]:
+    """(bytes, reorders) the reorders of one traced call move: each reads its source and writes its destination."""
+    total = n = 0
+    for p in trace or []:
+        if getattr(p, "op", "") != "reorder" or getattr(p, "kind", "exec") != "exec":
+            continue
+        try:
+            dims = [int(d) for d in p.problem.split("x")]
+        except (AttributeError, ValueError):
+            continue
+        src, dst = p.args.get("src"), p.args.get("dst")
+        total += _tensor_bytes(src.tag if src else None, dims, src.dt if src else None)
+        total += _tensor_bytes(dst.tag if dst else None, dims, dst.dt if dst else None)
+        n += 1
+    return total, n
+
+
+def path_bytes(r, spec: ConvSpec) -> int:
+    """What the path really moves per call (TRAFFIC_DEFINITION); the logical bytes when nothing is known."""
+    get = r.get if isinstance(r, dict) else (lambda k: getattr(r, k, None))
+    stored = []
+    for k in ("input_bytes", "weight_bytes", "output_bytes"):
+        try:
+            stored.append(int(float(get(k))))  # CSV rows hold text
+        except (TypeError, ValueError):
+            return bytes_moved(spec)
+    return sum(stored) + reorder_bytes(getattr(r, "trace", None) if not isinstance(r, dict) else None)[0]
 
 
 def arithmetic_intensity(spec: ConvSpec) -> float:
@@ -134,11 +182,13 @@ def spec_from_row(row: dict) -> ConvSpec:
                     dtype=row.get("dtype") or "f32", name=row.get("name") or "")
 
 
-def roofline(results, peak=None) -> Roofline:
+def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:
     """Points (ok results with GFLOP/s) and ceilings for a roofline chart.
 
     `results` are runner Results or CSV row dicts. `peak` is a machine.Peak; None uses machine.peak()
-    (cached; measured once, about 3 s, when missing).
+    (cached; measured once, about 3 s, when missing). bytes_mode "logical" gives every path of a problem the
+    same bytes (BYTES_DEFINITION); "path" counts what each path moves (TRAFFIC_DEFINITION), so paths that
+    pad or reorder sit at a lower arithmetic intensity.
     """
     if peak is None:
         from explorer.core import machine
@@ -156,8 +206,9 @@ def roofline(results, peak=None) -> Roofline:
                 continue
             spec, path, threads, vary, gflops = r.spec, r.path, r.threads, r.vary, float(r.gflops)
         c = ceiling_for(spec.dtype, ceilings)
-        ai = arithmetic_intensity(spec)
-        p = RooflinePoint(spec.desc, spec.name, path, spec.dtype, threads, vary, spec.ops, bytes_moved(spec), ai,
+        nbytes = path_bytes(r, spec) if bytes_mode == "path" else bytes_moved(spec)
+        ai = spec.ops / nbytes if nbytes else arithmetic_intensity(spec)
+        p = RooflinePoint(spec.desc, spec.name, path, spec.dtype, threads, vary, spec.ops, nbytes, ai,
                           gflops, c.name, c.attainable(ai), c.peak_gflops)
         points.append(p)
     return Roofline(points, ceilings)

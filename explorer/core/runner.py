@@ -293,7 +293,7 @@ def _fill_stats(res: Result, m, spec: ConvSpec, ctx: RunContext) -> None:
     res.gflops = spec.ops / (res.median_ms / 1e3) / 1e9 if res.median_ms > 0 else None
     # The peak of this row's thread count (a 2-thread peak would read a 1-thread row wrongly), cached only.
     p = machine.peak(threads=res.threads, allow_measure=False)
-    peak = (p.bf16_gflops if spec.dtype == "bf16" else p.fp32_gflops) if p is not None else None
+    peak = (p.bf16_gflops if spec.dtype == "bf16" and p.bf16_gflops else p.fp32_gflops) if p is not None else None
     if peak and res.gflops and res.gflops > peak and res.quality != "noisy":
         # faster than the cached peak: that rate is what this machine reaches, so the peak becomes it
         p = machine.note_rate(spec.dtype, res.threads, res.gflops, f"{res.path} {spec.descriptor()}")

@@ -38,6 +38,8 @@ class Session:
     spec: ConvSpec
     options: dict = field(default_factory=dict)  # paths (list), threads (int|None), budget_ms, trace, baseline
     results: list[Result] = field(default_factory=list)
+    # The Sweep tab's last sweep or batch: {"setup": dict, "points": [SweepPoint], "items": [(point, Result|row)]}
+    sweep: dict | None = None
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
@@ -128,8 +130,67 @@ def result_from_dict(d: dict, where: str) -> Result:
     return r
 
 
-def session_to_dict(spec: ConvSpec, options: dict, results: list[Result]) -> dict:
-    return {
+def point_to_dict(p) -> dict:
+    d = {"index": p.index, "values": dict(p.values), "threads": p.threads, "error": p.error,
+         "error_field": p.error_field, "line": p.line, "text": p.text}
+    if p.spec is not None:
+        d["spec"] = {**spec_to_dict(p.spec), "name": p.spec.name}
+    return d
+
+
+def point_from_dict(d, where: str):
+    from explorer.core.sweep import SweepPoint
+
+    if not isinstance(d, dict) or not isinstance(d.get("index"), int) or not isinstance(d.get("values", {}), dict):
+        raise InputError(f"{where} must be an object with an 'index' and 'values'.", "session")
+    spec = None
+    if d.get("spec") is not None:
+        spec = spec_from_dict(d["spec"], f"{where}.spec")
+        if isinstance(d["spec"].get("name"), str) and d["spec"]["name"] != spec.name:
+            spec = spec.replace(name=d["spec"]["name"])
+    threads = d.get("threads") if isinstance(d.get("threads"), int) else None
+    line = d.get("line") if isinstance(d.get("line"), int) else None
+    return SweepPoint(d["index"], dict(d.get("values") or {}), spec, threads, str(d.get("error") or ""),
+                      d.get("error_field") if isinstance(d.get("error_field"), str) else None, line,
+                      str(d.get("text") or ""))
+
+
+def sweep_to_dict(sweep: dict) -> dict:
+    """A sweep's setup (mode, varies, batch, run options), its points and its rows, each with its point index."""
+    items = []
+    for idx, item in sweep.get("items", []):
+        if isinstance(item, Result):
+            items.append({"point": idx, "result": result_to_dict(item, with_samples=False)})
+        else:
+            items.append({"point": idx, "row": {k: _clean(v) for k, v in item.items()}})
+    return {"setup": {k: _clean(v) for k, v in (sweep.get("setup") or {}).items()},
+            "points": [point_to_dict(p) for p in sweep.get("points", [])], "items": items}
+
+
+def sweep_from_dict(d, name: str) -> dict | None:
+    if d is None:
+        return None
+    where = f"{name}: sweep"
+    if not isinstance(d, dict) or not isinstance(d.get("points"), list) or not isinstance(d.get("items"), list):
+        raise InputError(f"{where} must be an object with 'points' and 'items' lists.", "session")
+    points = [point_from_dict(p, f"{where}.points[{i}]") for i, p in enumerate(d["points"])]
+    items = []
+    for i, it in enumerate(d["items"]):
+        w = f"{where}.items[{i}]"
+        if not isinstance(it, dict) or not isinstance(it.get("point"), int):
+            raise InputError(f"{w} must be an object with a 'point' index.", "session")
+        if "result" in it:
+            items.append((it["point"], result_from_dict(it["result"], w)))
+        elif isinstance(it.get("row"), dict):
+            items.append((it["point"], dict(it["row"])))
+        else:
+            raise InputError(f"{w} has neither a 'result' nor a 'row'.", "session")
+    setup = d.get("setup") if isinstance(d.get("setup"), dict) else {}
+    return {"setup": setup, "points": points, "items": items}
+
+
+def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None) -> dict:
+    out = {
         "format": FORMAT,
         "version": VERSION,
         "spec": spec_to_dict(spec),
@@ -137,11 +198,15 @@ def session_to_dict(spec: ConvSpec, options: dict, results: list[Result]) -> dic
         "columns": list(CSV_COLUMNS),
         "results": [result_to_dict(r) for r in results],
     }
+    if sweep and (sweep.get("items") or sweep.get("points")):
+        out["sweep"] = sweep_to_dict(sweep)
+    return out
 
 
-def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results: list[Result]) -> None:
+def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results: list[Result],
+                 sweep: dict | None = None) -> None:
     """Write the session atomically (temp file + rename): the file on disk is always whole."""
-    text = json.dumps(session_to_dict(spec, options, results), indent=1, allow_nan=False)
+    text = json.dumps(session_to_dict(spec, options, results, sweep), indent=1, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -183,7 +248,7 @@ def session_from_dict(data, name: str = "the session") -> Session:
     if not isinstance(raw, list):
         raise InputError(f"{name}: 'results' must be a list.", "session")
     results = [result_from_dict(d, f"{name}: results[{i}]") for i, d in enumerate(raw)]
-    return Session(spec, options, results)
+    return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name))
 
 
 def load_session(path: str | os.PathLike) -> Session:

@@ -293,6 +293,10 @@ def plan_sweep(base: ConvSpec | str, varies: Iterable[str | Vary], given: set[st
                 f"this sweep has more than {MAX_POINTS} points; narrow the ranges of "
                 f"{' and '.join(v.field for v in vs)}.", vs[0].field)
         spec, threads = _apply(base, values, given)
+        if spec.name and spec.replace(name="", dtype=base.dtype) != base.replace(name=""):
+            # Another shape is not the named layer any more (a g sweep of resnet_50:res2a is not res2a):
+            # only points of the layer's own shape (another dtype or thread count) keep its name.
+            spec = spec.replace(name="")
         err, err_field = _check(spec)
         points.append(SweepPoint(len(points), values, spec, threads, err, err_field, allocator=values.get("allocator")))
     # Keep --vary order in the output: the first --vary is the outer loop.

@@ -47,7 +47,8 @@ def parse_size(text: str) -> tuple[int, int]:
 def _check_inputs(args):
     """Everything a bad argument can break, checked before Qt starts. Raises SpecError/InputError."""
     from explorer.core.results import check_writable
-    from explorer.core.runner import RunOptions, expand_paths
+    from explorer.core.errors import InputError
+    from explorer.core.runner import RunOptions, expand_paths, validate_paths
     from explorer.core.spec import parse_dtype
 
     spec = None
@@ -60,6 +61,20 @@ def _check_inputs(args):
     paths = expand_paths(args.paths)
     opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace).validate()
     size = parse_size(args.size)
+    varies = list(getattr(args, "vary", None) or [])
+    if varies or getattr(args, "batch", None):
+        from explorer.core.sweep import parse_varies
+
+        if varies and args.batch:
+            raise InputError("give --vary or --batch, not both.", "vary")
+        if varies:
+            if spec is None:
+                raise InputError("--vary needs a descriptor to sweep (gui DESC --vary g=divisors).", "vary")
+            parse_varies(varies)
+        else:
+            from explorer.core.batch import load_batch
+
+            load_batch(args.batch)
     force = getattr(args, "force", False)
     if args.csv:
         check_writable(args.csv, overwrite=force)
@@ -216,7 +231,22 @@ def run_gui(args) -> int:
         explicit = {k: v for k, v in options.items()
                     if not (k == "paths" and args.paths.strip() == "all") and not (k == "threads" and not args.threads)
                     and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)}
-    win = create_window(settings, spec=spec, options=explicit or None, csv_path=args.csv)
+    sweeping = bool(getattr(args, "vary", None) or getattr(args, "batch", None))
+    win = create_window(settings, spec=spec, options=explicit or None, csv_path=None if sweeping else args.csv)
+    if getattr(args, "theme", None):
+        win.apply_theme(args.theme)
+    sv = win.sweep_view
+    if sweeping and sv is not None:
+        sv.set_csv_sink(args.csv)
+        if args.batch:
+            sv.set_batch(args.batch)
+        else:
+            vs = [v.partition("=") for v in args.vary]
+            sv.set_vary(vs[0][0].strip(), vs[0][2].strip(), vs[1][0].strip() if len(vs) > 1 else None,
+                        vs[1][2].strip() if len(vs) > 1 else "")
+    tab = getattr(args, "tab", None) or ("sweep" if sweeping else None)
+    if tab:
+        win.tabs.setCurrentIndex(("run", "sweep", "roofline", "compare").index(tab))
     if spec is None and (dtype or bias is not None):
         cur = win.panel.spec
         if cur is not None:
@@ -235,11 +265,26 @@ def run_gui(args) -> int:
         if args.screenshot:
             app.processEvents()
             win.timing.redraw()
+            if sv is not None:
+                sv.redraw_now()
+            app.processEvents()
             if not win.save_screenshot(args.screenshot, ask=False):
                 state["code"] = EXIT_FAILED
         if getattr(args, "timeline", None) and not win.export_timeline(args.timeline, ask=False):
             state["code"] = EXIT_FAILED
-        if args.json:
+        if sweeping and sv is not None:
+            rows = sv.results()
+            if args.json:
+                import json
+
+                print(json.dumps({"results": [r.row() if hasattr(r, "row") else r for r in rows]}, indent=1))
+            else:
+                print(f"sweep: {len(rows)} rows ({sum(1 for r in rows if getattr(r, 'status', None) == 'ok')} ok)")
+                if sv.data.mode == "batch":
+                    from explorer.core.batch import batch_summary
+
+                    print("\n".join(batch_summary(rows, sv.baseline_combo.currentText()).lines()))
+        elif args.json:
             import json
 
             print(json.dumps({"results": [r.row() for r in win.model.results]}, indent=1))
@@ -254,7 +299,8 @@ def run_gui(args) -> int:
             if warn:
                 print(warn)
         if args.csv:
-            print(f"wrote {win.model.rowCount()} rows to {args.csv}", file=sys.stderr)
+            n = len(sv.results()) if (sweeping and sv is not None) else win.model.rowCount()
+            print(f"wrote {n} rows to {args.csv}", file=sys.stderr)
         if args.screenshot:
             print(f"saved the window ({win.width()}x{win.height()}) to {args.screenshot}", file=sys.stderr)
         print(probe.line(), flush=True)
@@ -270,9 +316,18 @@ def run_gui(args) -> int:
             QTimer.singleShot(250, finish)  # let the 30 Hz redraw and the views catch up before the screenshot
 
     win.run_finished.connect(on_run_finished)
+    if sweeping and sv is not None:
+        sv.finished.connect(on_run_finished)
 
     def start():
         probe.start()
+        if sweeping and sv is not None:
+            if not sv.run():
+                print(f"mkldnn-explorer gui: cannot start the sweep: {sv.error or sv._last_status}", file=sys.stderr)
+                state["code"] = EXIT_BAD_INPUT
+                if args.exit_when_done:
+                    finish()
+            return
         if not win.start_run():
             msg = win.panel.error[0] if win.panel.error else win.status_label.text()
             print(f"mkldnn-explorer gui: cannot start the run: {msg}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Baselines: earlier results CSVs (this machine or another) overlaid on the sweep charts and compared row by row.
 
-Rows are matched on (desc, path, dtype, threads) by core.compare; ratio = B median / A median, so below 1
-means B is faster. A CSV that does not read (read_csv's InputError names the line) is reported in a message
+Rows are matched on (desc, path, dtype, threads) by core.compare; speedup = A median / B median, the app's one
+convention (above 1: B is faster), and "no difference" inside the rows' spread. A CSV that does not read (read_csv's InputError names the line) is reported in a message
 box and nothing already loaded is lost.
 
 API:
@@ -35,7 +35,8 @@ from explorer.gui.sweep_charts import result_row
 
 CURRENT = "current results"
 
-COLUMNS = ("match", "name / desc", "vary", "path", "dtype", "threads", "A median ms", "B median ms", "B / A")
+COLUMNS = ("match", "name / desc", "vary", "path", "dtype", "threads", "A median ms", "B median ms", "speedup",
+           "verdict")
 
 
 def _num(v, fmt="{:.4g}") -> str:
@@ -56,16 +57,17 @@ class ComparisonModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.comparison = None
-        self._rows: list[tuple] = []  # (kind, a_row, b_row, ratio)
+        self._rows: list[tuple] = []  # (kind, a_row, b_row, speedup, verdict)
+        self.theme = "light"
 
     def set_comparison(self, comp) -> None:
         self.beginResetModel()
         self.comparison = comp
         self._rows = []
         if comp is not None:
-            self._rows += [("matched", m.a, m.b, m.ratio) for m in comp.matched]
-            self._rows += [("only A", r, None, None) for r in comp.only_a]
-            self._rows += [("only B", None, r, None) for r in comp.only_b]
+            self._rows += [("matched", m.a, m.b, m.speedup, m.verdict) for m in comp.matched]
+            self._rows += [("only A", r, None, None, "") for r in comp.only_a]
+            self._rows += [("only B", None, r, None, "") for r in comp.only_b]
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:
@@ -77,15 +79,20 @@ class ComparisonModel(QAbstractTableModel):
     def headerData(self, section, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Horizontal and role == Qt.DisplayRole:
             return COLUMNS[section]
-        if orientation == Qt.Horizontal and role == Qt.ToolTipRole and COLUMNS[section] == "B / A":
-            return "B median / A median: below 1 means B is faster."
+        if orientation == Qt.Horizontal and role == Qt.ToolTipRole and COLUMNS[section] in ("speedup", "verdict"):
+            return ("A median / B median: above 1 means B is faster (as everywhere in the app). 'no difference': "
+                    "inside the rows' spread (mean IQR / median), or under 1%.")
         return None
 
     def row_at(self, i: int) -> tuple:
         return self._rows[i]
 
     def ratio(self, i: int):
+        """The speedup A/B of row i (above 1: B is faster)."""
         return self._rows[i][3]
+
+    def verdict(self, i: int) -> str:
+        return self._rows[i][4]
 
     def kinds(self) -> dict:
         out: dict = {}
@@ -96,7 +103,10 @@ class ComparisonModel(QAbstractTableModel):
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
             return None
-        kind, a, b, ratio = self._rows[index.row()]
+        kind, a, b, ratio, verdict = self._rows[index.row()]
+        from explorer.gui.colors import theme
+
+        t = theme(self.theme)
         any_row = a or b or {}
         col = COLUMNS[index.column()]
         if role == Qt.DisplayRole:
@@ -111,18 +121,23 @@ class ComparisonModel(QAbstractTableModel):
                 return self._median(a)
             if col == "B median ms":
                 return self._median(b)
-            if col == "B / A":
-                return _num(ratio, "{:.3f}")
+            if col == "speedup":
+                return _num(ratio, "{:.3f}x")
+            if col == "verdict":
+                return verdict
         if role == Qt.DecorationRole and col == "path" and any_row.get("path"):
             return qcolor(any_row["path"])
         if role == Qt.ForegroundRole:
             if kind != "matched":
-                return QBrush(QColor("#5f6368"))
-            if col == "B / A" and ratio is not None:
-                return QBrush(QColor("#1e7e34" if ratio < 0.95 else "#b3261e" if ratio > 1.05 else "#202124"))
-        if role == Qt.TextAlignmentRole and col in ("A median ms", "B median ms", "B / A", "threads"):
+                return QBrush(QColor(t["muted"]))
+            if col in ("speedup", "verdict") and ratio is not None:
+                return QBrush(QColor(t["good"] if verdict == "B faster" else t["bad"] if verdict == "B slower"
+                                     else t["muted"] if verdict == "no difference" else t["fg"]))
+        if role == Qt.TextAlignmentRole and col in ("A median ms", "B median ms", "speedup", "threads"):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole:
+            if col == "name / desc":
+                return self.data(index, Qt.DisplayRole)
             parts = []
             for side, r in (("A", a), ("B", b)):
                 if r is not None and r.get("status") != "ok":
@@ -159,18 +174,25 @@ class BaselineView(QWidget):
         self.open_button.setToolTip("Results CSV of an earlier run (this machine or another): overlaid dashed on "
                                     "the sweep charts and compared below.")
         self.clear_button = QPushButton("Clear baselines")
+        self.keep_button = QPushButton("Keep current as baseline")
+        self.keep_button.setToolTip("Snapshot the current results (Run table and sweep) as a baseline, to compare "
+                                    "the next run or sweep with.")
         self.a_combo = QComboBox()
         self.b_combo = QComboBox()
         self.b_combo.addItem(CURRENT)
         for c in (self.a_combo, self.b_combo):
             c.setMinimumContentsLength(18)
             c.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        head = QHBoxLayout()
+        from explorer.gui.widgets import FlowLayout
+
+        self.head = QWidget()  # wraps onto a second line in a narrow window
+        head = FlowLayout(self.head, 6, 4)
         head.setContentsMargins(0, 0, 0, 0)
-        for w in (self.open_button, self.clear_button, QLabel("   A (baseline)"), self.a_combo, QLabel("B"),
-                  self.b_combo):
+        for w in (self.open_button, self.keep_button, self.clear_button, QLabel("A (baseline)"), self.a_combo,
+                  QLabel("B"), self.b_combo):
             head.addWidget(w)
-        head.addStretch(1)
+        for w in (self.open_button, self.keep_button, self.clear_button, self.a_combo, self.b_combo):
+            w.setProperty("flowBreak", True)  # a label stays on the line of its combo
         self.summary = QLabel("Open a results CSV to compare against.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -186,7 +208,7 @@ class BaselineView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 4)
         lay.setSpacing(4)
-        lay.addLayout(head)
+        lay.addWidget(self.head)
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
 
@@ -196,6 +218,7 @@ class BaselineView(QWidget):
         self.timer.start()
         self.open_button.clicked.connect(self._open_dialog)
         self.clear_button.clicked.connect(self.clear)
+        self.keep_button.clicked.connect(self.keep_current)
         self.a_combo.currentTextChanged.connect(lambda *_: self.refresh())
         self.b_combo.currentTextChanged.connect(lambda *_: self.refresh())
 
@@ -305,17 +328,55 @@ class BaselineView(QWidget):
         self.model.set_comparison(self.comparison)
         c = self.comparison
         g = c.geomean
-        ratios = len(c.ratios)
+        ratios = len(c.speedups)
         if g is None:
             head = "No matched pair has both medians yet"
         else:
-            verdict = "B faster" if g < 1 else "B slower" if g > 1 else "the same"
-            head = f"Geometric mean B / A = {g:.3f} ({verdict}) over {ratios} matched pairs"
+            head = f"Geometric mean speedup A / B = {g:.3f}x ({c.verdict}) over {ratios} matched pairs"
         self.summary.setText(
             f"{head} · {len(c.matched)} matched on desc, path, dtype and threads · {len(c.only_a)} only in A "
-            f"({a}) · {len(c.only_b)} only in B ({b}). Ratio = B median / A median: below 1, B is faster.")
-        if self.model.rowCount() and self.table.columnWidth(0) < 40:
-            self.table.resizeColumnsToContents()
+            f"({a}) · {len(c.only_b)} only in B ({b}). Speedup = A median / B median: above 1, B is faster "
+            f"(as in the Run table and the sweep charts); inside the rows' spread it is 'no difference'.")
+        if self.model.rowCount():
+            self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their contents (the name/desc column capped, its tooltip... the full text)."""
+        self.table.resizeColumnsToContents()
+        c = COLUMNS.index("name / desc")
+        self.table.setColumnWidth(c, min(self.table.columnWidth(c), 240))
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_head()
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        self._fit_head()
+
+    def _fit_head(self) -> None:
+        """The wrapped controls' height for this width (a resize while the tab was hidden left it stale)."""
+        lay = self.head.layout()
+        w = self.width() - 12
+        if lay is not None and w > 0:
+            self.head.setMinimumHeight(lay.heightForWidth(w))
+
+    def keep_current(self) -> str | None:
+        """The current results (Run table and sweep) as a new baseline, labelled with the time."""
+        import time
+
+        rows = self.current_source() if self.current_source is not None else (
+            self.sweep_view.results() if self.sweep_view is not None else self.current)
+        if not rows:
+            self.status.emit("No current results to keep yet: run or sweep first.")
+            return None
+        return self.add_rows(rows, f"results {time.strftime('%H:%M:%S')}")
+
+    def set_theme(self, name: str) -> None:
+        self.model.theme = name
+        n = self.model.rowCount()
+        if n:  # the verdict colours in this theme
+            self.model.dataChanged.emit(self.model.index(0, 0), self.model.index(n - 1, len(COLUMNS) - 1))
 
     def _error(self, title: str, message: str) -> None:
         self.last_error = message

@@ -25,9 +25,11 @@ _FALLBACK = ("#937860", "#DA8BC3", "#CCB974", "#64B5CD")
 
 THEMES = {
     "light": {"bg": "#ffffff", "fg": "#202124", "grid": "#d0d0d0", "muted": "#5f6368", "error": "#b3261e",
-              "window": "#f3f3f3", "base": "#ffffff", "alt": "#f6f7f9", "button": "#e9e9ea", "highlight": "#2f6fd6"},
+              "window": "#f3f3f3", "base": "#ffffff", "alt": "#f6f7f9", "button": "#e9e9ea", "highlight": "#2f6fd6",
+              "good": "#1e7e34", "bad": "#b3261e", "bad_bg": "#fdecea", "hover_bg": "#ffffff"},
     "dark": {"bg": "#1e1f22", "fg": "#e8eaed", "grid": "#44464b", "muted": "#a0a4aa", "error": "#ff8a80",
-             "window": "#2b2d31", "base": "#1e1f22", "alt": "#26282c", "button": "#3a3d42", "highlight": "#4c8bf5"},
+             "window": "#2b2d31", "base": "#1e1f22", "alt": "#26282c", "button": "#3a3d42", "highlight": "#4c8bf5",
+             "good": "#81c995", "bad": "#f28b82", "bad_bg": "#4a2624", "hover_bg": "#2b2d31"},
 }
 
 

@@ -7,14 +7,86 @@ import os
 from PySide6.QtCore import QRectF
 
 
+def clip_segments(x, y, left: float, top: float, right: float, bottom: float):
+    """The parts of the polyline (x, y) inside the rectangle, as point pairs (Liang-Barsky per segment).
+
+    Returns (xs, ys) with two points per visible segment, for a curve drawn with connect="pairs". NaN points
+    break the line, as on screen.
+    """
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.size < 2:
+        return np.empty(0), np.empty(0)
+    x0, y0, x1, y1 = x[:-1], y[:-1], x[1:], y[1:]
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = np.zeros(dx.shape), np.ones(dx.shape)
+    out = ~(np.isfinite(x0) & np.isfinite(y0) & np.isfinite(x1) & np.isfinite(y1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in ((-dx, x0 - left), (dx, right - x0), (-dy, y0 - top), (dy, bottom - y0)):
+            r = q / p
+            out |= (p == 0) & (q < 0)
+            t0 = np.where(p < 0, np.maximum(t0, r), t0)
+            t1 = np.where(p > 0, np.minimum(t1, r), t1)
+    keep = ~out & (t0 <= t1)
+    t0, t1 = t0[keep], t1[keep]
+    xs = np.empty(2 * t0.size)
+    ys = np.empty(2 * t0.size)
+    xs[0::2], ys[0::2] = x0[keep] + t0 * dx[keep], y0[keep] + t0 * dy[keep]
+    xs[1::2], ys[1::2] = x0[keep] + t1 * dx[keep], y0[keep] + t1 * dy[keep]
+    return xs, ys
+
+
+class _ClippedCurves:
+    """While exporting SVG, every curve under `item` holds only its part inside its plot area.
+
+    SVG renderers differ in clip-path support (Qt's own renderer ignores it on groups), so the geometry itself
+    stops at the axes, as on screen; the curves get their data back afterwards.
+    """
+
+    def __init__(self, item):
+        self.item = item
+        self.saved: list = []
+
+    def __enter__(self):
+        import pyqtgraph as pg
+
+        area = self.item.sceneBoundingRect()
+        for it in self.item.scene().items():
+            if not isinstance(it, pg.PlotCurveItem) or not it.isVisible() or it.xData is None:
+                continue
+            vb = it.getViewBox()
+            if vb is None or not area.intersects(vb.sceneBoundingRect()):
+                continue
+            r = it.mapRectFromView(vb.viewRect())
+            self.saved.append((it, it.xData, it.yData, it.opts.get("connect", "all")))
+            xs, ys = clip_segments(it.xData, it.yData, r.left(), r.top(), r.right(), r.bottom())
+            it.setData(xs, ys, connect="pairs")
+        return self
+
+    def __exit__(self, *exc):
+        for it, x, y, connect in self.saved:
+            it.setData(x, y, connect=connect)
+        return False
+
+
 def svg_of(item, path: str) -> None:
     """Vector export with QSvgGenerator (the scene renders its items as SVG shapes)."""
     from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
 
     rect = item.sceneBoundingRect()
-    gen = QSvgGenerator()
+    try:  # SVG 1.1 output keeps clip paths (Qt >= 6.5): curves stay inside the plot area as on screen
+        gen = QSvgGenerator(QSvgGenerator.SvgVersion.Svg11)
+    except (AttributeError, TypeError):
+        gen = QSvgGenerator()
     gen.setFileName(path)
+    # The resolution QPicture-drawn items (BarGraphItem, ...) were recorded at: at the generator's default 72
+    # dpi, QPicture.play scales them by 72/96 and bars came out 25% short.
+    from PySide6.QtGui import QPicture
+
+    gen.setResolution(QPicture().logicalDpiX())
     gen.setSize(rect.size().toSize())
     gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
     gen.setTitle("MKLDNN Explorer chart")
@@ -43,9 +115,10 @@ def export_plot(chart, path: str, width: int = 1200) -> None:
     tmp = f"{path}.part{suffix}"
     try:
         if suffix == ".svg":
-            try:
-                exporters.SVGExporter(item).export(tmp)
-            except ValueError:  # pyqtgraph 0.14 cannot re-read Qt 6.11's SVG path syntax
+            # Qt's own SVG painter over the scene, not pyqtgraph's SVGExporter: that one re-maps each item's
+            # transform itself and got it wrong (bar items drawn through a QPicture came out 25% short and off
+            # their axes; curves escaped the plot area because it drops the view box's clipping).
+            with _ClippedCurves(item):
                 svg_of(item, tmp)
         else:
             ex = exporters.ImageExporter(item)

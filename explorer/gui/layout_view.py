@@ -574,7 +574,8 @@ class LayoutView(QtWidgets.QWidget):
         add(QtWidgets.QLabel("Colour:"), self.colour_combo, self.facts_button)
         outer.addWidget(self.controls)
 
-        self.slice_label = ElidedLabel()
+        self.slice_label = QtWidgets.QLabel()  # wraps: the slice it draws is worth reading in full
+        self.slice_label.setWordWrap(True)
         self.slice_label.setVisible(False)
         outer.addWidget(self.slice_label)
 
@@ -606,6 +607,9 @@ class LayoutView(QtWidgets.QWidget):
         pl.setSpacing(6)
         self.logical_pane = _Pane("Logical")
         self.physical_pane = _Pane("Physical")
+        self._scale = 0.0  # logical pane pixels per cell, as last fitted
+        # Label margins are in pixels: a resize fits them again (a narrow pane must not clip "c12" to ":12").
+        self.logical_pane.vb.sigResized.connect(self._on_logical_resized)
         pl.addWidget(self.logical_pane, 1)
         pl.addWidget(self.physical_pane, 1)
         self.pane_stack.addWidget(panes)
@@ -794,13 +798,49 @@ class LayoutView(QtWidgets.QWidget):
             self.slice_label.setVisible(True)
         else:
             self.slice_label.setVisible(False)
-        self._draw_marks(pic)
-        for pane, img in ((self.logical_pane, pic.log_img), (self.physical_pane, pic.phys_img)):
+        for pane in (self.logical_pane, self.physical_pane):
             pane.highlight(None)
+        self._fit_ranges(pic)
+        self._draw_marks(pic)
+
+    def _label_metrics(self) -> QtGui.QFontMetricsF:
+        f = QtGui.QFont(self.font())
+        f.setPointSizeF(max(7.0, self.font().pointSizeF() - 1))
+        return QtGui.QFontMetricsF(f)
+
+    def _row_label_max(self, pic: LayoutPicture) -> str:
+        g, names = pic.log_grid, dim_names(pic.layout)
+        if pic.log_mode == "wrap":
+            step = max(1, math.ceil(g["rows"] / 24))
+            return f"{names[g['row_dim']]}{(g['rows'] - 1) // step * step * g['cols']}"
+        return f"{names[g['row_dim']]}{max(0, g['rows'] - 1)}"
+
+    def _fit_ranges(self, pic: LayoutPicture) -> None:
+        """Each pane's range, with room in pixels for the logical pane's row and column labels."""
+        fm = self._label_metrics()
+        row_px = fm.horizontalAdvance(self._row_label_max(pic)) + 14  # TextItem's own margins included
+        col_px = fm.height() + 8
+        matrix = pic.log_mode == "matrix"
+        for pane, img in ((self.logical_pane, pic.log_img), (self.physical_pane, pic.phys_img)):
             h, w = img.shape
-            left = max(2.0, 0.14 * w) if pane is self.logical_pane else 0.5
-            top = max(1.5, 0.08 * h) if (pane is self.logical_pane and pic.log_mode == "matrix") else 0.5
+            left, top = 0.5, 0.5
+            if pane is self.logical_pane:
+                vw, vh = max(pane.vb.width(), 60.0), max(pane.vb.height(), 40.0)
+                left, top = 2.0, (1.5 if matrix else 0.5)
+                for _ in range(5):  # the margin changes the scale, which changes the margin: converges fast
+                    scale = min(vw / ((w + left + 0.5) * 1.04), vh / ((h + top + 0.5) * 1.04))
+                    left = max(0.5, row_px / scale + 0.4)
+                    if matrix:
+                        top = max(0.5, col_px / scale + 0.3)
+                self._scale = scale
             pane.vb.setRange(QtCore.QRectF(-left, -top, w + left + 0.5, h + top + 0.5), padding=0.02)
+
+    def _on_logical_resized(self, *_) -> None:
+        pic = self._picture
+        if pic is None or self.pane_stack.currentIndex() != 0:
+            return
+        self._fit_ranges(pic)
+        self._draw_marks(pic)
 
     def _text_colour(self) -> QtGui.QColor:
         return self.palette().color(QtGui.QPalette.WindowText)
@@ -830,6 +870,9 @@ class LayoutView(QtWidgets.QWidget):
         if pic.log_mode == "wrap":
             rd, cols, rows = g["row_dim"], g["cols"], g["rows"]
             step = max(1, math.ceil(rows / 24))
+            line_px = self._label_metrics().height()
+            while self._scale and step < rows and step * (ph + gap) * self._scale < line_px:
+                step *= 2  # one label per line of text: never on top of each other
             for r in range(0, rows, step):
                 label(f"{names[rd]}{r * cols}", -0.4, r * (ph + gap) + ph / 2, (1, 0.5))
             nreal = min(dims[rd], g["nplanes"])
@@ -846,6 +889,12 @@ class LayoutView(QtWidgets.QWidget):
             rd, cd, rows, cols = g["row_dim"], g["col_dim"], g["rows"], g["cols"]
             rstep = _nice_step(rows)
             cstep = _nice_step(cols)
+            fm = self._label_metrics()
+            col_px = fm.horizontalAdvance(f"{names[cd]}{max(0, cols - 1)}") + 10
+            while self._scale and cstep < cols and cstep * (pw + gap) * self._scale < col_px:
+                cstep *= 2  # column labels never run together ("i12i16i20")
+            while self._scale and rstep < rows and rstep * (ph + gap) * self._scale < fm.height():
+                rstep *= 2
             for r in range(0, rows, rstep):
                 label(f"{names[rd]}{r}", -0.4, r * (ph + gap) + ph / 2, (1, 0.5))
             for c in range(0, cols, cstep):

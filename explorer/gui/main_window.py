@@ -28,6 +28,13 @@ from explorer.gui.worker import CallWorker, RunController
 SETTINGS_VERSION = 1
 
 
+def _default_threads() -> int:
+    """torch's default thread count: what the measuring process uses when the panel says auto."""
+    import torch
+
+    return torch.get_num_threads()
+
+
 def _placeholder(text: str) -> QWidget:
     w = QWidget()
     lay = QVBoxLayout(w)
@@ -84,6 +91,7 @@ class MainWindow(QMainWindow):
         self.theme = "light"
         self.last_error: str | None = None
         self.run_spec = None
+        self.run_opts: dict | None = None  # the options the Run table's rows were measured with
         self._run_started = 0.0
         self._progress = {"index": 0, "total": 0, "elapsed": 0.0, "budget": 0.0, "path": ""}
         self._live_path = ""
@@ -99,6 +107,7 @@ class MainWindow(QMainWindow):
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
         self.peak_worker: CallWorker | None = None
+        self.peaks: dict = {}  # threads -> machine.Peak: one peak per (dtype, threads), shared by every view
 
         # ---- left: parameters ------------------------------------------------------------------------
         self.panel = ParamPanel()
@@ -106,10 +115,19 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.panel)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(self.panel.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        # The panel's preferred width (its fields at their natural size), not its squeezed minimum.
+        scroll.setMinimumWidth(self.panel.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.param_dock = QDockWidget("Parameters", self)
         self.param_dock.setObjectName("paramDock")
-        self.param_dock.setWidget(scroll)
+        dock_body = QWidget()
+        dock_lay = QVBoxLayout(dock_body)
+        dock_lay.setContentsMargins(0, 0, 0, 0)
+        dock_lay.setSpacing(2)
+        dock_lay.addWidget(scroll, 1)
+        footer = self.panel.detach_footer()  # Run/Stop stay in view however short the window
+        footer.layout().setContentsMargins(8, 2, 8 + scroll.verticalScrollBar().sizeHint().width(), 4)
+        dock_lay.addWidget(footer)
+        self.param_dock.setWidget(dock_body)
         self.param_dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.param_dock)
         self.panel.run_button.clicked.connect(self.start_run)
@@ -153,6 +171,8 @@ class MainWindow(QMainWindow):
         self.copy_action.triggered.connect(self.copy_selection)
         self.table.addAction(self.copy_action)
         self.table.setContextMenuPolicy(Qt.ActionsContextMenu)
+        for sig in (self.proxy.layoutChanged, self.proxy.rowsInserted, self.proxy.modelReset):
+            sig.connect(self._update_spans)
 
         # ---- layouts / trace -------------------------------------------------------------------------------
         self.layout_view = _make_layout_view()
@@ -208,6 +228,7 @@ class MainWindow(QMainWindow):
             self.sweep_view.started.connect(lambda: self._sweep_running(True))
             self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
+            self.sweep_view.baseline_requested.connect(self._sweep_as_baseline)
         # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
         # ceilings, and against baseline CSVs from earlier runs or other CPUs.
         from explorer.gui.baseline_view import BaselineView
@@ -221,6 +242,9 @@ class MainWindow(QMainWindow):
             self.sweep_view.finished.connect(lambda *_: self._refresh_overviews())
         for view in (self.roofline_view, self.baseline_view):
             view.status.connect(lambda text: self.status_label.setText(text))
+        # The Roofline's "Measure peak" is the window's: measured in the measuring process, shared by all views.
+        self.roofline_view.measure_button.clicked.disconnect()
+        self.roofline_view.measure_button.clicked.connect(self.measure_peak)
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
         self.tabs.currentChanged.connect(lambda *_: self._refresh_overviews())
@@ -268,7 +292,10 @@ class MainWindow(QMainWindow):
         self.save_action = self._action("&Save session…", lambda: self.save_session(), "Ctrl+S",
                                         "Save the spec, options and results as JSON.")
         self.export_action = self._action("&Export CSV…", lambda: self.export_csv(), "Ctrl+E",
-                                          "Write the results table as CSV (the CLI's schema).")
+                                          "Write the current tab's rows as CSV (the CLI's schema): the Run table, "
+                                          "or on the Sweep tab the sweep's rows.")
+        self.export_sweep_csv_action = self._action("Export sweep CSV…", lambda: self.export_csv(which="sweep"), None,
+                                                    "Write every row of the last sweep or batch as CSV.")
         self.export_timing_action = self._action("Export timing chart…", lambda: self.export_chart("timing"), None,
                                                  "Save the live timing chart as PNG or SVG.")
         self.export_summary_action = self._action("Export summary chart…", lambda: self.export_chart("summary"), None,
@@ -287,8 +314,8 @@ class MainWindow(QMainWindow):
                                             "Compare with the results CSV of an earlier run or another machine.")
         quit_action = self._action("&Quit", self.close, "Ctrl+Q")
         for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
-                  self.export_timeline_action, self.export_timing_action, self.export_summary_action,
-                  self.export_sweep_action,
+                  self.export_timeline_action, self.export_sweep_csv_action, self.export_timing_action,
+                  self.export_summary_action, self.export_sweep_action,
                   self.export_roofline_action, self.screenshot_action, None, quit_action):
             f.addSeparator() if a is None else f.addAction(a)
         r = mb.addMenu("&Run")
@@ -327,6 +354,8 @@ class MainWindow(QMainWindow):
             return False
         self.last_error = None
         self.run_spec = spec
+        self.run_opts = {"paths": list(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms,
+                         "trace": opts.trace}
         self.model.clear()
         self.timing.reset(opts.paths)
         self.summary.clear()
@@ -335,6 +364,8 @@ class MainWindow(QMainWindow):
         self._progress = {"index": 0, "total": len(opts.paths), "elapsed": 0.0, "budget": opts.budget_ms / 1e3,
                           "path": ""}
         self._run_started = time.monotonic()
+        self._path_times: list[float] = []
+        self._path_t0 = None
         self.controller.start(spec, opts, self.csv_path)
         self._set_running(True)
         self.status_label.setText(f"Running {spec.descriptor()} ({spec.dtype}) on {len(opts.paths)} paths…")
@@ -412,6 +443,7 @@ class MainWindow(QMainWindow):
 
     def _on_path_started(self, path, index, total) -> None:
         self._progress.update(index=index, total=total, elapsed=0.0, path=path)
+        self._path_t0 = time.monotonic()
         self._live_path = path
         self.timing.path_started(path)
 
@@ -440,24 +472,71 @@ class MainWindow(QMainWindow):
     def _on_path_finished(self, result) -> None:
         self.model.add(result)
         self._update_quality()
-        if self.model.rowCount() == 1:
-            self._fit_columns()
+        if result.threads and result.threads not in self.peaks:
+            self._cached_peaks({result.threads})
+            self._apply_peaks()
+        self._fit_columns()  # cheap (a few rows); path names never elide mid-run
         self.summary.set_result(result)
         if result.samples_ms is not None and len(result.samples_ms):
             self.timing.set_samples(result.path, result.samples_ms)
         self._progress.update(index=self._progress["index"] + 1, elapsed=0.0)
+        t0 = getattr(self, "_path_t0", None)
+        if t0 is not None:
+            took = time.monotonic() - t0
+            self._path_times.append(took)
+            from explorer.gui.sweep_view import note_path_time
+
+            note_path_time(took, self._progress["budget"] or 0.0)
+            self._path_t0 = None
         self._live_path = ""
         # The first row is selected when the run ends: filling the layout view costs tens of ms, which
         # the event loop should not spend while the run is timing (a row the user clicks shows at once).
 
     # Widest a column gets from its content (the rest is elided; the cell's tooltip has the full text).
-    _COLUMN_CAPS = {"path": 170, "status": 110, "kernel": 170, "src / wei / dst": 220, "spec": 240, "error": 320}
+    _COLUMN_CAPS = {"status": 110, "kernel": 230, "src / wei / dst": 220, "spec": 240, "error": 320,
+                    "stored in / wei / out": 200}
 
     def _fit_columns(self) -> None:
-        self.table.resizeColumnsToContents()
+        """Every column as wide as its header and its values (capped; never the path names, which must not
+        elide, nor a header such as "vs baseline"). A row that did not run spans its reason over the numbers."""
+        from PySide6.QtGui import QFont, QFontMetrics
+
+        from explorer.core.paths import PATHS
+        from explorer.gui.results_model import REASON_COLUMN
+
+        fm = QFontMetrics(self.table.font())
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        fmb = QFontMetrics(bold)
+        head = self.table.horizontalHeader()
+        hfm = QFontMetrics(head.font())
+        rows = self.proxy.rowCount()
         for c in range(self.proxy.columnCount()):
             name = self.proxy.headerData(c, Qt.Horizontal)
-            self.table.setColumnWidth(c, min(self.table.columnWidth(c), self._COLUMN_CAPS.get(name, 120)))
+            w = hfm.horizontalAdvance(str(name)) + 28  # room for the sort arrow
+            if c == 0:  # every path name, also those not run yet: the column never changes during a run
+                w = max(w, max(fmb.horizontalAdvance(p) for p in PATHS) + 44)
+            for row in range(rows):
+                idx = self.proxy.index(row, c)
+                r = self.proxy.data(idx, RESULT_ROLE)
+                if c >= REASON_COLUMN and r is not None and r.status != "ok":
+                    continue  # the spanned reason is not this column's content
+                text = self.proxy.data(idx, Qt.DisplayRole) or ""
+                w = max(w, (fmb if c == 0 else fm).horizontalAdvance(str(text)) + (44 if c == 0 else 14))
+            cap = self._COLUMN_CAPS.get(name)
+            self.table.setColumnWidth(c, min(w, cap) if cap else w)
+        self._update_spans()
+
+    def _update_spans(self, *_) -> None:
+        """A row that did not run shows torch's reason across the number columns (rows move when sorted)."""
+        from explorer.gui.results_model import REASON_COLUMN
+
+        self.table.clearSpans()
+        n = self.proxy.columnCount() - REASON_COLUMN
+        for row in range(self.proxy.rowCount()):
+            r = self.proxy.data(self.proxy.index(row, 0), RESULT_ROLE)
+            if r is not None and r.status != "ok" and r.error and n > 1:
+                self.table.setSpan(row, REASON_COLUMN, 1, n)
 
     def _on_failed(self, message, field) -> None:
         self.last_error = message
@@ -497,6 +576,7 @@ class MainWindow(QMainWindow):
         self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
         self.progress.setFormat("done" if not cancelled else "stopped")
         self.eta_label.setText("")
+        self._apply_peaks()  # the roofline and summary judge against the peak at these rows' threads
         self._refresh_overviews()
         self.run_finished.emit(cancelled)
 
@@ -519,7 +599,15 @@ class MainWindow(QMainWindow):
         done = (p["index"] + frac_cur) / total
         self.progress.setValue(int(done * 1000))
         self.progress.setFormat(f"{p['path'] or '…'} {min(p['index'] + 1, total)}/{total}")
-        left = max(0.0, (total - p["index"] - frac_cur) * budget)
+        # Each path takes its budget plus warm-up, the accuracy check and the traced call: the estimate is the
+        # mean wall time of the paths finished so far (else the budget plus the overhead seen earlier).
+        from explorer.gui.sweep_view import path_overhead_s
+
+        times = getattr(self, "_path_times", [])
+        per = sum(times) / len(times) if times else budget + path_overhead_s()
+        t0 = getattr(self, "_path_t0", None)
+        cur = (time.monotonic() - t0) if t0 is not None else 0.0
+        left = max(0.0, (total - p["index"]) * per - min(cur, per))
         self.eta_label.setText(f"about {left:.1f} s left")
         self._ticks = getattr(self, "_ticks", 0) + 1
         if self._live_path and self._ticks % 5 == 0:  # the running path's estimate, once a second
@@ -548,6 +636,12 @@ class MainWindow(QMainWindow):
 
     def _show_path(self, r) -> None:
         title = f"{r.path} — {r.spec.descriptor()} ({r.spec.dtype})" if r is not None else ""
+        # A path that did not run says why (not "no tensors yet").
+        why = (f"{r.path} did not run ({r.status}): {r.error}" if (r is not None and r.status != "ok" and r.error)
+               else "")
+        ph = getattr(self.layout_view, "placeholder", None)
+        if ph is not None:
+            ph.setText(why or self.layout_view.PLACEHOLDER)
         if self.layout_view is not None:
             try:
                 self.layout_view.set_tensors((r.layouts or None) if r is not None else None, title)
@@ -564,6 +658,8 @@ class MainWindow(QMainWindow):
                     self.trace_view.set_trace(prims, TraceSummary.from_primitives(prims) if prims else None, title)
                 if hasattr(self.trace_view, "set_aten"):
                     self.trace_view.set_aten(r)
+                if why and getattr(self.trace_view, "placeholder", None) is not None:
+                    self.trace_view.placeholder.setText(why)
             except Exception as e:  # noqa: BLE001
                 self.status_label.setText(f"Trace view: {type(e).__name__}: {e}")
 
@@ -577,44 +673,95 @@ class MainWindow(QMainWindow):
     def _on_baseline(self, path: str) -> None:
         self.model.set_baseline(path)
 
-    # ---- peak ------------------------------------------------------------------------------------------
+    # ---- peak: one per (dtype, threads), measured in the measuring process, shared by every view ----------
     def _load_peak(self) -> None:
+        """The cached peaks for the thread counts of the rows shown (and the panel's), never measured here."""
+        threads = {r.threads for r in self.all_results() if getattr(r, "threads", None)}
+        threads.add(self.peak_threads() or _default_threads())
+        self._cached_peaks(threads)
+        self._apply_peaks()
+
+    def _cached_peaks(self, threads) -> None:
         from explorer.core import machine
 
-        try:
-            p = machine.peak(allow_measure=False)
-        except Exception:  # noqa: BLE001 - a cache problem only hides % of peak
-            p = None
-        if p:
-            self._set_peak(p)
+        for t in threads:
+            if t in self.peaks:
+                continue
+            try:
+                p = machine.peak(threads=int(t), allow_measure=False)
+            except Exception:  # noqa: BLE001 - a cache problem only hides % of peak
+                p = None
+            if p is not None:
+                self.peaks[int(t)] = p
+
+    def peak_threads(self) -> int | None:
+        """The thread count the views judge against: the Run rows' (most common), else the panel's."""
+        counts: dict = {}
+        for r in self.model.results:
+            if r.threads:
+                counts[r.threads] = counts.get(r.threads, 0) + 1
+        if counts:
+            return max(counts, key=counts.get)
+        return self.panel.options().get("threads") or None
+
+    def _apply_peaks(self) -> None:
+        self.model.set_peaks({t: (p.fp32_gflops, p.bf16_gflops) for t, p in self.peaks.items()})
+        t = self.peak_threads() or _default_threads()
+        p = self.peaks.get(t)
+        if p is not None:
+            self.summary.set_peak(p.fp32_gflops, p.bf16_gflops)
+            bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
+            self.peak_action.setToolTip(f"Measured peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f}{bf} "
+                                        f"GFLOP/s ({p.measured_at}).")
+        else:
+            self.summary.set_peak(None, None)
+        self.roofline_view.set_peak(p)
 
     def _set_peak(self, p) -> None:
-        self.model.set_peak(p.fp32_gflops, p.bf16_gflops)
-        self.summary.set_peak(p.fp32_gflops, p.bf16_gflops)
-        bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
-        self.peak_action.setToolTip(f"Measured peak: fp32 {p.fp32_gflops:.0f}{bf} GFLOP/s ({p.measured_at}).")
+        self.peaks[p.threads] = p
+        self._apply_peaks()
 
     def measure_peak(self) -> None:
-        if self.running or (self.peak_worker and self.peak_worker.running):
+        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
             return
-        from explorer.core import machine
+        import threading
 
-        self.peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
+        from explorer.gui import measure
+
+        threads = self.peak_threads()
+
+        def job():
+            # In the measuring process, like every measurement (the window's GIL stays out of it).
+            out = None
+            for ev in measure.events("peak", threads, remeasure=True, cancel=threading.Event()):
+                out = ev
+            return out
+
+        self.peak_worker = CallWorker(job, self)
         self.peak_worker.succeeded.connect(self._on_peak)
         self.peak_worker.failed.connect(lambda m: self.status_label.setText(f"Peak measurement failed: {m}"))
         self.peak_worker.finished.connect(lambda: self._set_running(False))
+        self.peak_worker.finished.connect(self._peak_done)
         self._set_running(False)
         self.run_action.setEnabled(False)
         self.panel.run_button.setEnabled(False)
         self.peak_action.setEnabled(False)
-        self.status_label.setText("Measuring the machine's peak (about 3 s)…")
+        self.roofline_view.measure_button.setEnabled(False)
+        self.roofline_view.measure_button.setText("Measuring…")
+        where = f"{threads} threads" if threads else "the default threads"
+        self.status_label.setText(f"Measuring the machine's peak at {where} in the measuring process (about 3 s)…")
         self.peak_worker.start()
+
+    def _peak_done(self) -> None:
+        self.roofline_view.measure_button.setEnabled(True)
+        self.roofline_view.measure_button.setText("Measure peak")
 
     def _on_peak(self, p) -> None:
         if p:
             self._set_peak(p)
-            self.status_label.setText(f"Peak: fp32 {p.fp32_gflops:.0f} GFLOP/s"
-                                      + (f", bf16 {p.bf16_gflops:.0f} GFLOP/s." if p.bf16_gflops else "."))
+            self.status_label.setText(f"Peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f} GFLOP/s"
+                                      + (f", bf16 {p.bf16_gflops:.0f} GFLOP/s" if p.bf16_gflops else "")
+                                      + " (the Run table, the summary and the Roofline use it).")
 
     # ---- files -------------------------------------------------------------------------------------------
     def _ask_path(self, caption: str, filters: str, default: str, save: bool = True) -> str | None:
@@ -646,21 +793,28 @@ class MainWindow(QMainWindow):
             return
         QMessageBox.warning(self, title, message)
 
-    def export_csv(self, path: str | None = None, ask: bool = True) -> bool:
-        from explorer.core.results import write_csv
+    def _sweep_tab_current(self) -> bool:
+        return self.sweep_view is not None and self.tabs.currentIndex() == 1
 
+    def export_csv(self, path: str | None = None, ask: bool = True, which: str | None = None) -> bool:
+        """The Run table's rows, or (which="sweep", or on the Sweep tab) the last sweep's rows, as CSV."""
+        from explorer.core.results import write_rows
+
+        which = which or ("sweep" if self._sweep_tab_current() else "run")
+        rows = self.sweep_view.results() if (which == "sweep" and self.sweep_view is not None) else self.model.results
+        what = "sweep rows" if which == "sweep" else "rows"
         if path is None:
-            path = self._ask_path("Export results as CSV", "CSV files (*.csv)", "results.csv")
+            path = self._ask_path(f"Export {what} as CSV", "CSV files (*.csv)", f"{'sweep' if which == 'sweep' else 'results'}.csv")
             if not path:
                 return False
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
-            write_csv(path, self.model.results)
+            n = write_rows(path, rows)
         except OSError as e:
             self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False
-        self.status_label.setText(f"Wrote {self.model.rowCount()} rows to {path}.")
+        self.status_label.setText(f"Wrote {n} {what} to {path}.")
         return True
 
     def export_timeline(self, path: str | None = None, ask: bool = True) -> bool:
@@ -683,6 +837,12 @@ class MainWindow(QMainWindow):
             return False
         self.status_label.setText(f"Wrote a timeline of {tl.sample_count} timed calls to {path}.")
         return True
+
+    def _sweep_as_baseline(self, rows, label) -> None:
+        """The Sweep tab's "Use as baseline": its rows become a Compare baseline."""
+        if rows:
+            self.baseline_view.add_rows(rows, label)
+            self.status_label.setText(f"Baseline {label}: {len(rows)} rows (Compare tab, and dashed on the sweep charts).")
 
     def export_chart(self, which: str, path: str | None = None, ask: bool = True) -> bool:
         chart = self.timing if which == "timing" else self.summary
@@ -716,14 +876,15 @@ class MainWindow(QMainWindow):
         return True
 
     def session_options(self) -> dict:
-        o = self.panel.options()
+        """The options the Run rows were measured with (the panel's only before any run)."""
+        o = dict(self.run_opts) if (self.run_opts and self.model.rowCount()) else self.panel.options()
         o["baseline"] = self.summary.baseline
         return o
 
     def save_session(self, path: str | None = None, ask: bool = True) -> bool:
         from explorer.core.session import save_session
 
-        spec = self.panel.spec or self.run_spec
+        spec = (self.run_spec if self.model.rowCount() else None) or self.panel.spec or self.run_spec
         if spec is None:
             self._error_box("Cannot save", "The spec is not valid; fix it before saving the session.")
             return False
@@ -734,7 +895,8 @@ class MainWindow(QMainWindow):
         elif ask and not self._confirm_overwrite(path):
             return False
         try:
-            save_session(path, spec, self.session_options(), self.model.results)
+            sweep = self.sweep_view.session_state() if self.sweep_view is not None else None
+            save_session(path, spec, self.session_options(), self.model.results, sweep)
         except (OSError, ValueError) as e:
             self._error_box("Save failed", f"Cannot save the session to {path}: {e}.")
             return False
@@ -760,6 +922,12 @@ class MainWindow(QMainWindow):
         self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
         if o.get("baseline"):
             self.summary.set_baseline(o["baseline"])
+        self.run_opts = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace")} if s.results else None
+        if s.sweep is not None and self.sweep_view is not None:
+            try:
+                self.sweep_view.restore_state(s.sweep)
+            except Exception as e:  # noqa: BLE001 - the Run rows still open
+                self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
         self.model.set_results(s.results)
         self._update_quality()
         self._fit_columns()
@@ -774,7 +942,9 @@ class MainWindow(QMainWindow):
         ok = [r for r in s.results if r.status == "ok"]
         if ok:
             self.select_path(ok[0].path)
-        self.status_label.setText(f"Opened {path}: {len(s.results)} rows (layouts are not stored: run again to see them).")
+        nsweep = len(s.sweep["items"]) if s.sweep else 0
+        self.status_label.setText(f"Opened {path}: {len(s.results)} rows" + (f" and {nsweep} sweep rows" if nsweep else "")
+                                  + " (layouts are not stored: run again to see them).")
         return True
 
     # ---- theme -------------------------------------------------------------------------------------------
@@ -785,7 +955,9 @@ class MainWindow(QMainWindow):
             app.setPalette(colors.palette(self.theme))
         self.timing.set_theme(self.theme)
         self.summary.set_theme(self.theme)
-        for view in (self.layout_view, self.trace_view):
+        self.model.set_theme(self.theme)
+        # Every view follows the theme: charts, tables and labels (a test checks each one's background).
+        for view in (self.layout_view, self.trace_view, self.sweep_view, self.roofline_view, self.baseline_view):
             fn = getattr(view, "set_theme", None)
             if callable(fn):
                 try:
@@ -895,26 +1067,48 @@ class MainWindow(QMainWindow):
             self._sized = True
             self.fit_splitters()
 
+    NARROW = 900  # below this Run-tab width the table sits above the layouts, not beside them
+
     def fit_splitters(self) -> None:
-        """Share the space by proportion of the current size (restored splitter states win)."""
-        if self._restored_splitters:
+        """Share the space by proportion of the current size (restored splitter states win, except the
+        table/layouts orientation, which always follows the width)."""
+        w = max(self.main_split.width(), 400)
+        h = max(self.main_split.height(), 300)
+        narrow = w < self.NARROW
+        orient = Qt.Vertical if narrow else Qt.Horizontal
+        changed = self.bottom_split.orientation() != orient
+        if changed:
+            self.bottom_split.setOrientation(orient)
+        if self._restored_splitters and not changed:
             return
-        w = max(self.main_split.width(), 600)
-        h = max(self.main_split.height(), 400)
-        # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
-        top = int(h * 0.45)
-        self.main_split.setSizes([top, h - top])
+        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want.
+        self.table.setMinimumHeight(self._six_rows() if narrow else 0)
+        if narrow:
+            # Charts 36 %; below them the table (six rows) and the layouts get the rest.
+            top = int(h * 0.36)
+            self.main_split.setSizes([top, h - top])
+            table = self._six_rows()
+            self.bottom_split.setSizes([table, h - top - table])
+        else:
+            # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
+            top = int(h * 0.45)
+            self.main_split.setSizes([top, h - top])
+            detail = int(w * 0.55)
+            self.bottom_split.setSizes([w - detail, detail])
         self.chart_split.setSizes([int(w * 0.54), w - int(w * 0.54)])
-        detail = int(w * 0.55)
-        self.bottom_split.setSizes([w - detail, detail])
+
+    def _six_rows(self) -> int:
+        return (self.table.horizontalHeader().sizeHint().height() + 6 * self.table.verticalHeader().defaultSectionSize()
+                + self.table.horizontalScrollBar().sizeHint().height() + 4)
 
     def _user_split(self, *_):
         self._restored_splitters = True  # the user's proportions from now on
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self._sized and not self._restored_splitters:
-            self.fit_splitters()
+        if self._sized:
+            # After the layout has given the splitters their new size (they still have the old one here).
+            QTimer.singleShot(0, self.fit_splitters)
 
     def sizeHint(self) -> QSize:
         return QSize(1440, 900)

@@ -242,7 +242,7 @@ class ParamPanel(QWidget):
         # ---- paths ----------------------------------------------------------------------------------
         self.paths_box = QGroupBox("Paths")
         self.paths_box.setObjectName("paths")
-        pl = QGridLayout(self.paths_box)
+        pl = QGridLayout(self.paths_box)  # one column: the panel stays narrow enough for a 1024 px window
         pl.setVerticalSpacing(2)
         self.path_checks: dict[str, QCheckBox] = {}
         for i, p in enumerate(ALL_PATHS):  # the routes (jit_frozen, compiled, ...) start unchecked: compiling is slow
@@ -253,7 +253,8 @@ class ParamPanel(QWidget):
             cb.setToolTip(PATH_HELP[p])
             cb.toggled.connect(self._on_field_edited)
             self.path_checks[p] = cb
-            pl.addWidget(cb, i // 2, i % 2)
+            cb.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)  # its own width: clicks land on it
+            pl.addWidget(cb, i, 0, Qt.AlignLeft)
         outer.addWidget(self.paths_box)
 
         # ---- message + buttons ------------------------------------------------------------------------
@@ -262,7 +263,12 @@ class ParamPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         self.message.setStyleSheet("color: #d93025; font-weight: 600;")
-        outer.addWidget(self.message)
+        # The message and the Run/Stop buttons: a footer the main window pins under the scrolled fields, so
+        # Run never scrolls out of view in a short window.
+        self.footer = QWidget()
+        foot = QVBoxLayout(self.footer)
+        foot.setContentsMargins(0, 0, 0, 0)
+        foot.addWidget(self.message)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("run")
@@ -273,7 +279,9 @@ class ParamPanel(QWidget):
         self.stop_button.setEnabled(False)
         buttons.addWidget(self.run_button, 2)
         buttons.addWidget(self.stop_button, 1)
-        outer.addLayout(buttons)
+        foot.addLayout(buttons)
+        outer.addWidget(self.footer)
+        self._outer = outer
         outer.addStretch(1)
 
     def _int_edit(self, key: str, tip: str) -> QLineEdit:
@@ -308,6 +316,11 @@ class ParamPanel(QWidget):
             return
         self._apply_ndims(self.ndims())
         self._validate(update_desc=True)
+
+    def detach_footer(self) -> QWidget:
+        """Take the message and Run/Stop footer out of the panel (the caller lays it out elsewhere)."""
+        self._outer.removeWidget(self.footer)
+        return self.footer
 
     # ---- public API -----------------------------------------------------------------------------------
     @property

@@ -29,26 +29,48 @@ def _num(v, fmt="{:.4g}") -> str:
     return fmt.format(v)
 
 
+def _gflops(v) -> str:
+    """Three significant digits, never "0.0" for a tiny problem: 0.00164, 2.73, 142."""
+    return _num(v, "{:.3g}" if v is not None and abs(v) < 1000 else "{:.0f}")
+
+
+def _speed(v) -> str:
+    return _num(v, "{:.2f}x" if v is None or v >= 0.095 else "{:.2g}x")
+
+
+def _stored(r) -> str:
+    vals = (r.input_bytes, r.weight_bytes, r.output_bytes)
+    return "" if all(v is None for v in vals) else " / ".join(_bytes(v) or "-" for v in vals)
+
+
+def _kernel(r) -> str:
+    if not r.conv_impl:
+        return ""
+    n = r.reorder_count
+    return r.conv_impl + ("" if n is None else f" · {n} reorder{'s' if n != 1 else ''}")
+
+
 # (header, tooltip, value(result, model) -> sort value, text(value) -> str); the most useful columns first
-# (what a 1280 px window shows without scrolling: path, status, median, IQR, speed, GFLOP/s).
+# (what a narrow table shows without scrolling: path, status, median, speed, GFLOP/s); the bytes, kernel and
+# reorders are one column each, and a row's tooltip has every figure.
 COLUMNS = [
     ("path", "Execution path (hover a path for what it does).", lambda r, m: r.path, str),
     ("status", "ok, noisy (another program disturbed the timing: the figure and its ratios are uncertain), "
                "unsupported (torch refuses this path) or error.",
      lambda r, m: "noisy" if (r.status == "ok" and getattr(r, "quality", "") == "noisy") else r.status, str),
-    ("median ms", "Median time per call in milliseconds.", lambda r, m: r.median_ms, _num),
-    ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
+    ("median ms", "Median time per call in milliseconds (for a path that did not run: torch's reason).",
+     lambda r, m: r.median_ms, _num),
     ("vs baseline", "Speed relative to the baseline path chosen above the summary chart (>1 is faster).",
-     lambda r, m: m.speedup(r), lambda v: _num(v, "{:.2f}x")),
-    ("GFLOP/s", "benchdnn op count divided by the median time.", lambda r, m: r.gflops, lambda v: _num(v, "{:.1f}")),
-    ("% peak", "GFLOP/s as a share of this machine's measured matmul peak (blank until measured).",
-     lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%")),
-    ("input", "Bytes the path stores for the input (padding included).", lambda r, m: r.input_bytes, _bytes),
-    ("weight", "Bytes the path stores for the weight.", lambda r, m: r.weight_bytes, _bytes),
-    ("output", "Bytes of the output the path produces.", lambda r, m: r.output_bytes, _bytes),
-    ("kernel", "oneDNN implementation of the convolution (blank: not oneDNN).", lambda r, m: r.conv_impl, str),
-    ("reorders", "oneDNN reorder primitives in one traced call.", lambda r, m: r.reorder_count,
-     lambda v: "" if v is None else str(v)),
+     lambda r, m: m.speedup(r), _speed),
+    ("GFLOP/s", "benchdnn op count divided by the median time.", lambda r, m: r.gflops, _gflops),
+    ("IQR ms", "Interquartile range of the per-call times (p75 - p25).", lambda r, m: r.iqr_ms, _num),
+    ("% peak", "GFLOP/s as a share of this machine's matmul peak at the row's thread count (blank until "
+     "measured; ⚠ above 100%: the peak is too low, measure it again).",
+     lambda r, m: m.pct_peak(r), lambda v: _num(v, "{:.1f}%") + (" ⚠" if v is not None and v > 100 else "")),
+    ("stored in / wei / out", "Bytes the path stores for the input, weight and output (blocked padding included).",
+     lambda r, m: sum(v or 0 for v in (r.input_bytes, r.weight_bytes, r.output_bytes)) or None, lambda v: v),
+    ("kernel", "oneDNN implementation of the convolution and the reorders in one traced call (blank: not oneDNN).",
+     lambda r, m: r.conv_impl or None, lambda v: v),
     ("src / wei / dst", "oneDNN format tags the kernel used.",
      lambda r, m: " / ".join(t or "-" for t in (r.src_tag, r.wei_tag, r.dst_tag)) if r.conv_impl else "", str),
     ("min ms", "Fastest single call.", lambda r, m: r.min_ms, _num),
@@ -62,6 +84,9 @@ COLUMNS = [
 ]
 HEADERS = [c[0] for c in COLUMNS]
 TEXT_COLUMNS = {"path", "status", "kernel", "src / wei / dst", "dtype", "spec", "error"}
+# Columns whose text is not their sort value: the text comes from the whole result.
+_TEXT_OF = {"stored in / wei / out": _stored, "kernel": _kernel}
+REASON_COLUMN = HEADERS.index("median ms")  # where a row that did not run shows torch's reason
 
 
 class ResultsModel(QAbstractTableModel):
@@ -69,8 +94,10 @@ class ResultsModel(QAbstractTableModel):
         super().__init__(parent)
         self._results: list = []
         self.baseline = "dense"
+        self.theme = "light"
         self.peak_fp32: float | None = None
         self.peak_bf16: float | None = None
+        self.peaks: dict = {}  # threads -> (fp32, bf16) GFLOP/s: a row is judged at its own thread count
 
     # ---- data ------------------------------------------------------------------------------------
     @property
@@ -100,8 +127,20 @@ class ResultsModel(QAbstractTableModel):
         self._refresh_derived()
 
     def set_peak(self, fp32: float | None, bf16: float | None) -> None:
+        """One peak for every row whatever its threads (prefer set_peaks)."""
         self.peak_fp32, self.peak_bf16 = fp32, bf16
         self._refresh_derived()
+
+    def set_peaks(self, peaks: dict) -> None:
+        """threads -> (fp32, bf16) GFLOP/s, each measured at that thread count."""
+        self.peaks = dict(peaks)
+        self._refresh_derived()
+
+    def set_theme(self, name: str) -> None:
+        """The status colours in this theme (every cell repainted; no layout change, so no proxy upset)."""
+        self.theme = name
+        if self._results:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._results) - 1, len(COLUMNS) - 1))
 
     def _refresh_derived(self) -> None:
         if self._results:
@@ -127,10 +166,11 @@ class ResultsModel(QAbstractTableModel):
     def pct_peak(self, r):
         if not r.gflops:
             return None
-        peak = self.peak_bf16 if (r.spec.dtype == "bf16" and self.peak_bf16) else self.peak_fp32
+        fp32, bf16 = self.peaks.get(r.threads, (self.peak_fp32, self.peak_bf16))
+        peak = bf16 if (r.spec.dtype == "bf16" and bf16) else fp32
         if peak:
             return 100.0 * r.gflops / peak
-        return r.pct_peak
+        return r.pct_peak  # measured in the measuring process against the peak at the row's threads
 
     # ---- Qt model API ------------------------------------------------------------------------------
     def rowCount(self, parent=QModelIndex()):
@@ -154,6 +194,12 @@ class ResultsModel(QAbstractTableModel):
         return COLUMNS[col][2](r, self)
 
     def text(self, row: int, col: int) -> str:
+        r = self._results[row]
+        if col == REASON_COLUMN and r.status != "ok" and r.error:
+            return r.error
+        fn = _TEXT_OF.get(HEADERS[col])
+        if fn is not None:
+            return fn(r)
         v = self.value(row, col)
         if v is None or v == "":
             return ""
@@ -184,8 +230,14 @@ class ResultsModel(QAbstractTableModel):
             return r
         if role == Qt.DecorationRole and name == "path":
             return qcolor(r.path)
-        if role == Qt.ForegroundRole and name == "status" and r.status != "ok":
-            return QBrush(QColor("#c0392b"))
+        if role == Qt.ForegroundRole and name == "% peak" and (self.pct_peak(r) or 0) > 100:
+            from explorer.gui.colors import theme
+
+            return QBrush(QColor(theme(self.theme)["error"]))
+        if role == Qt.ForegroundRole and name in ("status", "median ms") and r.status != "ok":
+            from explorer.gui.colors import theme
+
+            return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.ForegroundRole and name == "status" and noisy:
             return QBrush(QColor("#d68910"))
         if role == Qt.FontRole and name == "path":
@@ -193,13 +245,21 @@ class ResultsModel(QAbstractTableModel):
             f.setBold(True)
             return f
         if role == Qt.ToolTipRole:
-            if noisy and r.quality_reason:
+            if noisy and r.quality_reason and name != "path":
                 return f"Noisy: {r.quality_reason}. The figure and every ratio built on it are uncertain."
-            if name == "path":
-                return PATH_HELP.get(r.path, r.path)
-            if name in ("error", "status") and r.error:
+            if name == "path":  # what the path does, then every figure of the row (no scrolling needed)
+                figures = [f"{h}: {self.text(row, c)}" for c, h in enumerate(HEADERS)
+                           if c > 0 and self.text(row, c) and h not in ("spec", "error")]
+                return PATH_HELP.get(r.path, r.path) + ("\n\n" + "\n".join(figures) if figures else "")
+            if name in ("error", "status", "median ms") and r.error and r.status != "ok":
                 return r.error
+            if name == "% peak" and (self.pct_peak(r) or 0) > 100:
+                return (f"{self.pct_peak(r):.1f}% of the measured peak at {r.threads} threads: above 100%, so the "
+                        "peak is too low (measured while the machine was busy, or at other threads). "
+                        "Run > Measure machine peak measures it again.")
             return self.text(row, col) or None
+        if role == Qt.TextAlignmentRole and col == REASON_COLUMN and r.status != "ok":
+            return int(Qt.AlignLeft | Qt.AlignVCenter)
         if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS:
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None

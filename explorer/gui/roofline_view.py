@@ -57,13 +57,24 @@ class RooflineView(QWidget):
         self.measure_button = QPushButton("Measure peak")
         self.measure_button.setToolTip("Measure this CPU's matmul peak and copy bandwidth (about 3 s, in the "
                                        "background) for the ceilings.")
+        from PySide6.QtWidgets import QComboBox
+
+        self.bytes_combo = QComboBox()
+        self.bytes_combo.addItem("bytes each path moves", "path")
+        self.bytes_combo.addItem("logical bytes (same for every path)", "logical")
+        self.bytes_combo.setToolTip("What a point's bytes are: what the path really moves (its stored tensors with "
+                                    "padding, plus its reorders), or each tensor's logical size once.")
+        self.bytes_combo.currentIndexChanged.connect(lambda *_: self.redraw())
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the roofline as PNG or SVG.")
         self.peak_label = QLabel("")
         self.peak_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.peak_label.setWordWrap(True)  # a long peak line wraps: it must not set the window's minimum width
+        self.peak_label.setMinimumWidth(120)
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.addWidget(self.peak_label, 1)
+        head.addWidget(self.bytes_combo)
         head.addWidget(self.measure_button)
         head.addWidget(self.export_button)
 
@@ -162,7 +173,9 @@ class RooflineView(QWidget):
 
     # ---- drawing ----------------------------------------------------------------------------------------
     def redraw(self) -> None:
-        from explorer.core.roofline import AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, roofline
+        from explorer.core.roofline import (
+            AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, TRAFFIC_DEFINITION, roofline,
+        )
 
         t = theme(self._theme)
         for it in self._items:
@@ -171,7 +184,8 @@ class RooflineView(QWidget):
         self.legend.clear()
         peak = self.peak
         try:
-            self.roof = roofline(self._results, peak or _NoPeak())
+            mode = self.bytes_combo.currentData() if hasattr(self, "bytes_combo") else "path"
+            self.roof = roofline(self._results, peak or _NoPeak(), bytes_mode=mode)
         except Exception as e:  # noqa: BLE001 - a bad row must not break the tab
             self.roof = None
             self._set_note(f"Cannot compute the roofline: {e}")
@@ -207,6 +221,7 @@ class RooflineView(QWidget):
             groups.setdefault((p.path, p.dtype), []).append(p)
         hx, hy, texts = [], [], []
         self.point_items = {}
+        self.above_roof = 0  # points above their roof (flagged)
         for path in ordered({k[0] for k in groups}):
             for (gp, dt), pts in sorted(groups.items()):
                 if gp != path:
@@ -214,8 +229,12 @@ class RooflineView(QWidget):
                 x = np.array([p.ai for p in pts])
                 y = np.array([p.gflops for p in pts])
                 color = path_color(path)
+                above = [peak is not None and p.efficiency > 1.0 for p in pts]
+                # a point above its roof is flagged: a thick outline in the error colour
+                pens = [pg.mkPen(t["error"], width=2.5) if a else pg.mkPen(t["bg"], width=0.8) for a in above]
                 item = pg.PlotDataItem(x, y, pen=None, symbol=SYMBOLS.get(dt, "o"), symbolSize=9,
-                                       symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen(t["bg"], width=0.8))
+                                       symbolBrush=pg.mkBrush(color), symbolPen=pens)
+                self.above_roof = getattr(self, "above_roof", 0) + sum(above)
                 self._add(item, f"{path} ({dt})" if len({k[1] for k in groups}) > 1 else path)
                 self.point_items[(path, dt)] = item
                 hx.append(np.log10(x))
@@ -235,10 +254,15 @@ class RooflineView(QWidget):
             notes.append("No ok results yet: run, sweep or open results to place them here.")
         if peak is None:
             notes.append("No peak cached for this machine: press Measure peak (about 3 s) to draw the ceilings.")
+        elif self.above_roof:
+            notes.append(f"⚠ {self.above_roof} point{'s' if self.above_roof != 1 else ''} above the roof (red "
+                         "outline): the peak is too low; press Measure peak.")
         self._set_note("\n".join(notes))
         self.definition.setText(
-            f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>{BYTES_DEFINITION}.<br>"
+            f"<span style='color:{t['muted']}'>{AI_DEFINITION}.<br>"
+            f"{TRAFFIC_DEFINITION if mode == 'path' else BYTES_DEFINITION}.<br>"
             f"{ATTAINABLE_DEFINITION}; f32 points judged against the fp32 roof, bf16 against bf16.</span>")
+        self._wrap_texts()
 
     def _point_text(self, p, with_peak: bool) -> str:
         lines = [f"{p.name + '  ' if p.name else ''}{p.desc}", f"path {p.path} · {p.dtype}"
@@ -249,6 +273,12 @@ class RooflineView(QWidget):
         lines.append(f"{p.ops:.3g} FLOP, {p.bytes / 1e6:.3g} MB moved")
         if with_peak:
             lines.append(f"{100 * p.efficiency:.0f}% of attainable ({p.attainable:.4g} GFLOP/s, {p.bound} bound)")
+            if p.efficiency > 1.0:
+                lines.append("⚠ above the roof: the peak is too low (measured while the machine was busy, or at "
+                             "other threads); measure it again")
+            pt = getattr(self.peak, "threads", None)
+            if pt and p.threads and p.threads != pt:
+                lines.append(f"measured at {p.threads} threads; this roof is the {pt}-thread peak")
         return "\n".join(lines)
 
     def _add(self, item, name: str | None = None) -> None:
@@ -311,4 +341,24 @@ class RooflineView(QWidget):
         self.legend.setLabelTextColor(t["fg"])
         self.legend.setBrush(pg.mkBrush(t["bg"]))
         self.legend.setPen(pg.mkPen(t["grid"]))
+        self.hover.set_theme(name)
+        self.note.setColor(t["error"])
         self.redraw()
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._wrap_texts()
+
+    def _wrap_texts(self) -> None:
+        """The definitions and the note wrap at the chart's width: a long line must not widen the chart past
+        the window (at 1024 px its right edge was cut off)."""
+        w = max(200, self.layout_widget.width() - 30)
+        self.definition.item.setTextWidth(w)
+        self.definition.updateMin()
+        self.definition.setMinimumWidth(0)
+        self.note.textItem.setTextWidth(min(0.8 * w, 560))
+        self.note.updateTextPos()
+
+    def hideEvent(self, ev) -> None:
+        super().hideEvent(ev)
+        self.hover.hide()  # a tab switch must not leave the hover box behind

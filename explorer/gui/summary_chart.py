@@ -237,7 +237,7 @@ class SummaryChart(QWidget):
             parts.append(f"{s.gflops:.3g} GFLOP/s")
         pct = self._pct(s)
         if pct is not None and detail >= 3:
-            parts.append(f"{pct:.0f}% peak")
+            parts.append(f"{pct:.0f}% peak" + (" ⚠" if pct > 100 else ""))  # above the peak: it needs re-measuring
         return " · ".join(parts)
 
     def resizeEvent(self, ev) -> None:

@@ -6,7 +6,7 @@
                 the 1.0 line drawn.
 - HeatmapChart  a two-field sweep: the fastest path per cell (categorical colours + legend) or one path's
                 speedup against the baseline path (diverging colormap + colorbar); values on hover.
-- BarChart      a batch: one bar group per layer, layer names on the x axis (abbreviated, full name on hover).
+- BarChart      a batch: one bar group per layer, whole layer names drawn vertically under the bars.
 
 Every chart redraws only from `redraw()`; the SweepView calls it from a ~20 Hz timer when the data changed,
 never per event, so thousands of points stay smooth.
@@ -175,6 +175,7 @@ class SweepData:
         # path -> {point index: (coordinate, Cell)} of its ok cells, kept as rows arrive: path_cells() is then
         # a copy, not a scan of every cell (charts ask for it several times a redraw)
         self._ok: dict[str, dict[int, tuple]] = {}
+        self.skipped: dict[int, tuple] = {}  # point index -> (coordinate, Cell) of points that did not run
         self.version = getattr(self, "version", 0) + 1
 
     # ---- shape ----------------------------------------------------------------------------------------
@@ -251,7 +252,9 @@ class SweepData:
     def add(self, point_index: int, r) -> Cell | None:
         """A finished Result (or skipped row dict) of point `point_index`."""
         c = cell_of(r)
-        if not c.path:  # a skipped point has no path: it only counts, it draws nothing
+        if not c.path:  # a skipped point has no path: the line chart marks its x with the reason
+            if point_index in self.coord:
+                self.skipped[point_index] = (self.coord[point_index], c)
             self.version += 1
             return None
         if c.path not in self.paths:
@@ -338,7 +341,44 @@ class SweepData:
 
 # ---- chart helpers --------------------------------------------------------------------------------------
 class LogAxis(pg.AxisItem):
-    """Log-mode ticks as plain numbers (20, 500, 0.01), labelled only at 1, 2 and 5 x 10^k: readable at a glance."""
+    """Log-mode ticks as plain numbers (20, 500, 0.01), labelled only at 1, 2 and 5 x 10^k: readable at a glance.
+
+    `rotated` (a bottom axis): tick labels drawn vertically, reading upwards, so whole layer names fit.
+    """
+
+    rotated = False
+
+    def tickValues(self, minVal, maxVal, size):
+        """A log axis spanning less than about 5x gets evenly spaced ticks (1, 1.2, 1.4, ...): pyqtgraph's
+        decade ticks leave such a range with one label or none."""
+        if not self.logMode or not (math.isfinite(minVal) and math.isfinite(maxVal)) or maxVal - minVal > 0.7:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = 10 ** min(minVal, maxVal), 10 ** max(minVal, maxVal)
+        raw = (hi - lo) / 5 or 1e-9
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+        vals = [k * step for k in range(math.ceil(lo / step), math.floor(hi / step) + 1) if k * step > 0]
+        return [(step, [math.log10(v) for v in vals])]
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if not self.rotated:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        from PySide6.QtGui import QFontMetricsF
+
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        fm = QFontMetricsF(p.font())
+        names = getattr(self, "rotated_names", {})
+        for rect, _flags, text in textSpecs:
+            text = names.get(text, text)  # the tick's stand-in (see _layer_ticks) -> the whole name
+            w, h = fm.horizontalAdvance(text) + 2, fm.height()
+            p.save()
+            p.translate(rect.center().x(), rect.top())
+            p.rotate(-90)
+            p.drawText(QRectF(-w, -h / 2, w, h), int(Qt.AlignRight | Qt.AlignVCenter), text)
+            p.restore()
 
     def logTickStrings(self, values, scale, spacing):
         out = []
@@ -423,6 +463,12 @@ class _HoverLabel:
     def hide(self) -> None:
         self.text = ""
         self.item.hide()
+
+    def set_theme(self, name: str) -> None:
+        t = theme(name)
+        self.item.fill = pg.mkBrush(QColor(t["hover_bg"]))
+        self.item.border = pg.mkPen(t["muted"])
+        self.item.setColor(t["fg"])
 
 
 def _text(t) -> str:
@@ -549,8 +595,12 @@ class _ChartBase(QWidget):
         self.plot.setMenuEnabled(False)
         for ax in ("left", "bottom"):  # axes (with their grid) replay from a pixmap until the range moves
             self.plot.getAxis(ax).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        # The key is drawn in the title, above the plot area: a legend box inside it covered data. The
+        # LegendItem stays (hidden) for the theme code; self.keys is what the title shows.
         self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", verSpacing=-6)
-        self.legend.setColumnCount(2)  # half as tall: it covers less of the curves
+        self.legend.hide()
+        self.keys: list[tuple[str, str, bool]] = []  # (name, colour, dashed) in drawing order
+        self._base_title = self.title
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot_widget)
@@ -564,7 +614,7 @@ class _ChartBase(QWidget):
         self._hover_pts = (np.empty(0), np.empty(0), [])
         self.message = pg.TextItem("", color="#5f6368", anchor=(0.5, 0.5))
         self.plot.addItem(self.message, ignoreBounds=True)
-        _style_plot(self.plot, self.plot_widget, self._theme)
+        self.set_theme(self._theme)
 
     # Hover points: (xs, ys, texts). A redraw may leave a builder instead; the arrays are made on first use
     # (the first hover after a change), not on every redraw.
@@ -590,6 +640,7 @@ class _ChartBase(QWidget):
         self._items = []
         self._structure = None
         self.legend.clear()
+        self.keys = []
 
     def _set_label(self, axis: str, text: str) -> None:
         """setLabel only when the text changes: each call re-lays the axis out and repaints it."""
@@ -598,15 +649,45 @@ class _ChartBase(QWidget):
             self.plot.setLabel(axis, text)
 
     def _set_title(self, text: str, **kw) -> None:
+        """The chart's own title; the key of what is drawn follows on the lines below it."""
+        self._base_title = text
+        self._compose_title(**kw)
+
+    def _compose_title(self, **kw) -> None:
+        text = self._base_title
+        if self.keys:
+            fm_px = 7.2  # about one 8 pt character
+            width = max(self.plot_widget.width() - 40, 160)
+            lines, line, used = [], [], 0.0
+            # One key per path, then one per baseline (its dashed curves use the path colours).
+            keys = [(n, c, False) for n, c, d in self.keys if not d]
+            for label in dict.fromkeys(n.partition(" · ")[2] for n, _, d in self.keys if d):
+                keys.append((f"{label} (dashed)", theme(self._theme)["muted"], True))
+            for name, color, dashed in keys:
+                mark = "&#8211;&#8201;&#8211;" if dashed else "&#9632;"
+                part = f'<span style="color:{color}">{mark}</span>&nbsp;{name}'
+                need = (len(name) + 4) * fm_px
+                if line and used + need > width:
+                    lines.append("&nbsp;&nbsp; ".join(line))
+                    line, used = [], 0.0
+                line.append(part)
+                used += need
+            lines.append("&nbsp;&nbsp; ".join(line))
+            text = f"{text}<br><span style='font-size:8pt'>{'<br>'.join(lines)}</span>"
         if self._title != text:
             self._title = text
-            self.plot.setTitle(text, **kw)
+            self.plot.setTitle(text, size="10pt", color=theme(self._theme)["fg"], **kw)
+            # pyqtgraph gives the title one 30 px line: room for every line of the key
+            h = self.plot.titleLabel.item.boundingRect().height() + 4
+            self.plot.titleLabel.setMaximumHeight(h)
+            self.plot.layout.setRowFixedHeight(0, max(30.0, h))
 
     def _add(self, item, name: str | None = None):
         self.plot.addItem(item)
         self._items.append(item)
         if name:
-            self.legend.addItem(item, name)
+            path, _, base = name.partition(" · ")
+            self.keys.append((name, path_color(path), bool(base)))
         return item
 
     def _lookup(self, view_pos, scene_pos):
@@ -628,12 +709,21 @@ class _ChartBase(QWidget):
     def set_theme(self, name: str) -> None:
         self._theme = name
         _style_plot(self.plot, self.plot_widget, name)
+        self.hover.set_theme(name)
+        self._title = None
+        self._compose_title()
+        self.message.setColor(theme(name)["muted"])
+
+    def hideEvent(self, ev) -> None:
+        super().hideEvent(ev)
+        self.hover.hide()  # a tab switch must not leave a hover box behind
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
+        self._compose_title()  # the key's line breaks follow the width
         data = getattr(self, "_data", None)
         if data is not None and data.mode == "batch" and isinstance(self, (BarChart, SpeedupChart)):
-            _layer_ticks(self.plot, data, self.plot_widget.width())  # abbreviations follow the width
+            _layer_ticks(self.plot, data, self.plot_widget.width(), self.plot_widget.height())  # abbreviations follow the width
 
 
 # ---- line chart -------------------------------------------------------------------------------------------
@@ -667,6 +757,7 @@ class LineChart(_ChartBase):
         log_x, log_y = self.log_x and not cat, self.log_y
         self.plot.setLogMode(log_x, log_y)  # a no-op when unchanged (it only sets two check boxes)
         self._set_label("left", METRICS[self.metric])
+        _unrotate(self.plot)
         self._set_label("bottom", data.x_field or "value")
         _x_ticks(self.plot, data, cat, log_x)
         pos_of = {v: i for i, v in enumerate(data.xs)} if cat else None
@@ -682,7 +773,7 @@ class LineChart(_ChartBase):
                 if cells:
                     series.append((("base", b.label, path), f"{path} · {b.label}", cells)
                                   + _series_arrays(cells, self.metric, pos_of))
-        structure = tuple(s[0] for s in series)
+        structure = (cat,) + tuple(s[0] for s in series)
         rebuild = structure != self._structure
         if rebuild:  # other curves (or the first redraw): new items; else the same items take the new arrays
             self._reset_items()
@@ -698,7 +789,10 @@ class LineChart(_ChartBase):
                 vx, vy = _log(x, log_x), _log(y, log_y)
                 top, bottom = np.nan_to_num(_log(hi, log_y) - vy), np.nan_to_num(vy - _log(lo, log_y))
                 if rebuild:
-                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(color, len(x)))
+                    style = _line_style(color, len(x))
+                    if cat:  # categories (dtype f32, bf16): points, no line through them
+                        style = {**_line_style(color, 0), "pen": None, "symbolSize": 9}
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **style)
                     self._add(curve, name)
                     self.curves[path] = curve
                     # 1 px: a wider cosmetic pen takes Qt's slow stroker (1,000 bars cost ~2 ms a paint)
@@ -718,6 +812,7 @@ class LineChart(_ChartBase):
                 else:
                     self.baseline_curves[(label, path)].setData(x, y, skipFiniteCheck=clean)
                 hover.append((lambda x=x: _log(x, log_x), lambda y=y: _log(y, log_y), cells, order, label))
+        self._mark_skipped(data, pos_of, log_x)
         self._hover_later(functools.partial(_line_hover, hover))
         if getattr(self, "noisy_marks", None) is None:
             self.noisy_marks = _noisy_marks(self.plot)
@@ -733,6 +828,28 @@ class LineChart(_ChartBase):
             self._show_message("Run a sweep: results land here point by point.")
         else:
             self._show_message("")
+        self._compose_title()
+
+    def _mark_skipped(self, data: SweepData, pos_of, log_x: bool) -> None:
+        """A dashed line with "skipped" at the x of every point that did not run (hover: the reason)."""
+        for m in getattr(self, "_skip_marks", []):
+            self.plot.removeItem(m)
+        self._skip_marks = []
+        self.skipped_x = []
+        for coord, c in data.skipped.values():
+            if data.mode != "line":
+                continue
+            x = pos_of.get(coord) if pos_of is not None else coord
+            if x is None or (log_x and (not isinstance(x, (int, float)) or x <= 0)):
+                continue
+            xv = math.log10(x) if log_x else float(x)
+            line = pg.InfiniteLine(pos=xv, angle=90, pen=pg.mkPen(theme(self._theme)["muted"], width=1,
+                                                                  style=Qt.DashLine),
+                                   label="skipped", labelOpts={"position": 0.92, "color": theme(self._theme)["muted"]})
+            line.setToolTip(c.error or "skipped")
+            self.plot.addItem(line)
+            self._skip_marks.append(line)
+            self.skipped_x.append(x)
 
     def point_count(self, path: str) -> int:
         c = self.curves.get(path)
@@ -796,12 +913,13 @@ class SpeedupChart(_ChartBase):
                 hx += xs
                 hy += hs
                 htexts += texts
-            _layer_ticks(self.plot, data, self.plot_widget.width())
+            _layer_ticks(self.plot, data, self.plot_widget.width(), self.plot_widget.height())
             self._hover_pts = (np.asarray(hx, dtype=float), np.asarray(hy, dtype=float), htexts)
         else:
             cat = data.categorical_x
             log_x = self.log_x and not cat
             self.plot.setLogMode(log_x, True)
+            _unrotate(self.plot)
             self._set_label("bottom", data.x_field or "value")
             pos_of = {v: i for i, v in enumerate(data.xs)}
             _x_ticks(self.plot, data, cat, log_x)
@@ -822,7 +940,7 @@ class SpeedupChart(_ChartBase):
                     med = np.array([(b.median, c.median) for c, b in pairs], dtype=float)
                     order = np.argsort(x, kind="stable")  # as sorted(): equal x keep their arrival order
                     series.append((path, x[order], (med[:, 0] / med[:, 1])[order], pairs, order))
-            structure = (data.mode,) + tuple((p, len(x) > SYMBOLS_UP_TO) for p, x, *_ in series)
+            structure = (data.mode, cat) + tuple((p, len(x) > SYMBOLS_UP_TO) for p, x, *_ in series)
             rebuild = structure != self._structure
             if rebuild:  # other curves: new items; else the same items take the new arrays
                 self._reset_items()
@@ -832,7 +950,10 @@ class SpeedupChart(_ChartBase):
             for path, x, y, pairs, order in series:
                 clean = _finite(x, log_x) and _finite(y, True)
                 if rebuild:
-                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **_line_style(path_color(path), len(x)))
+                    style = _line_style(path_color(path), len(x))
+                    if cat:  # categories: points, no line through them
+                        style = {**_line_style(path_color(path), 0), "pen": None, "symbolSize": 9}
+                    curve = pg.PlotDataItem(x, y, skipFiniteCheck=clean, **style)
                     self._add(curve, path)
                     self.curves[path] = curve
                 else:
@@ -856,6 +977,7 @@ class SpeedupChart(_ChartBase):
             self._show_message(msg)
         else:
             self._show_message("")
+        self._compose_title()
 
 
 def _speedup_hover(parts, log_x: bool, baseline_path: str) -> tuple:
@@ -872,9 +994,12 @@ def _speedup_hover(parts, log_x: bool, baseline_path: str) -> tuple:
 
 
 def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None:
-    """Ticks at the swept values themselves (categorical or log x), thinned to about 12 labels."""
+    """Ticks at the swept values themselves (categorical, log x, or up to 12 linear values: one point must not
+    read 0.6..1.4), thinned to about 12 labels."""
     ax = plot.getAxis("bottom")
-    key = (cat, log_x, tuple(data.xs)) if (cat or log_x) and data.xs else None
+    numeric = [v for v in data.xs if isinstance(v, (int, float))]
+    few = bool(numeric) and len(numeric) <= 12
+    key = (cat, log_x, tuple(data.xs)) if (cat or log_x or few) and data.xs else None
     if getattr(ax, "_sweep_ticks", ()) == key:
         return  # the same ticks: setTicks would drop the axis' drawing and lay it out again
     ax._sweep_ticks = key
@@ -884,29 +1009,66 @@ def _x_ticks(plot: pg.PlotItem, data: SweepData, cat: bool, log_x: bool) -> None
     step = max(1, math.ceil(len(data.xs) / 12))
     if cat:
         ticks = [(i, str(v)) for i, v in enumerate(data.xs)]
-    else:
+    elif log_x:
         ticks = [(math.log10(v), str(v)) for v in sorted(data.xs) if isinstance(v, (int, float)) and v > 0]
+    else:
+        ticks = [(v, str(v)) for v in sorted(numeric)]
     ax.setTicks([ticks[::step], []])
 
 
-def _layer_ticks(plot: pg.PlotItem, data: SweepData, width_px: int) -> None:
-    """Layer names under the bar groups: abbreviated to fit, every k-th when there are too many."""
+def _common_prefix(names) -> str:
+    """The `net:` prefix every layer name shares ('' when they differ)."""
+    heads = {n.split(":", 1)[0] + ":" if ":" in n and not n.startswith("mb") else "" for n in names}
+    return heads.pop() if len(heads) == 1 else ""
+
+
+def _layer_ticks(plot: pg.PlotItem, data: SweepData, width_px: int, height_px: int = 0) -> None:
+    """Whole layer names under the bar groups, drawn vertically (the shared `net:` prefix goes into the axis
+    label); every k-th name when there are more than the width has lines for. Only a name longer than
+    about 40% of the chart's height is shortened, in the middle, and the hover still gives it whole."""
     n = len(data.layers)
-    plot.getAxis("bottom")._sweep_ticks = ()  # _x_ticks sets its ticks again after these
+    ax = plot.getAxis("bottom")
+    ax._sweep_ticks = ()  # _x_ticks sets its ticks again after these
     if n == 0:
-        plot.getAxis("bottom").setTicks([[]])
+        _unrotate(plot)
+        ax.setTicks([[]])
         return
+    fulls = [full for _, full in data.layers]
+    prefix = _common_prefix(fulls)
+    names = [f[len(prefix):] if prefix and f.startswith(prefix) else f for f in fulls]
+    from PySide6.QtGui import QFontMetricsF
+
+    fm = QFontMetricsF(ax.style["tickFont"] or plot.font())
     vb_w = plot.getViewBox().width()  # the plotting area itself (the widget also holds the axis)
     per = max((vb_w if vb_w > 50 else width_px - 80), 100) / n
-    chars = int(per // 7.5) - 1  # a gap of about one character between neighbours
-    step = 1
-    if chars < 5:
-        step = math.ceil(6 * 7.5 / per)
-        chars = int(per * step // 7.5) - 1
-    chars = max(4, min(chars, 18))
-    ticks = [(i, short_name(full, chars)) for i, (_, full) in enumerate(data.layers) if i % step == 0]
-    plot.getAxis("bottom").setTicks([ticks, []])
-    plot.getAxis("bottom").setStyle(tickTextOffset=4)
+    step = max(1, math.ceil((fm.height() + 2) / per))
+    room = max(80.0, 0.4 * (height_px or 400))
+    ticks = []
+    for i, name in enumerate(names):
+        if i % step:
+            continue
+        if fm.horizontalAdvance(name) > room:
+            keep = max(8, int(len(name) * room / fm.horizontalAdvance(name)) - 1)
+            name = name[: keep // 2] + "…" + name[-(keep - keep // 2):]
+        ticks.append((i, name))
+    longest = max((fm.horizontalAdvance(t) for _, t in ticks), default=0.0)
+    # pyqtgraph drops tick labels whose horizontal text would overlap: it is given short stand-ins (the
+    # layer's number), which drawPicture replaces with the vertical names.
+    ax.rotated_names = {str(i): t for i, t in ticks}
+    ticks = [(i, str(i)) for i, _ in ticks]
+    ax.rotated = True
+    ax.setStyle(tickTextOffset=4, autoExpandTextSpace=False)
+    ax.setHeight(int(longest + 8 + fm.height() + 10))  # the names, then the axis label under them
+    ax.setTicks([ticks, []])
+    plot.setLabel("bottom", f"layer ({prefix.rstrip(':')})" if prefix else "layer")
+
+
+def _unrotate(plot: pg.PlotItem) -> None:
+    ax = plot.getAxis("bottom")
+    if ax.rotated:
+        ax.rotated = False
+        ax.setStyle(autoExpandTextSpace=True)
+        ax.setHeight(None)
 
 
 # ---- bar chart (batch) -------------------------------------------------------------------------------------
@@ -992,11 +1154,12 @@ class BarChart(_ChartBase):
                 htexts += [functools.partial(_prefixed, data.layers[coord][1], functools.partial(c.text, b.label))
                            for coord, c in cells]
         self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), htexts)
-        _layer_ticks(self.plot, data, self.plot_widget.width())
+        _layer_ticks(self.plot, data, self.plot_widget.width(), self.plot_widget.height())
         self.plot.enableAutoRange()
         if data.layers:
             self.plot.setXRange(-0.6, len(data.layers) - 0.4, padding=0)
         self._show_message("" if self.bars else "Run a batch: one bar group per layer appears as each finishes.")
+        self._compose_title()
 
     def _lookup(self, view_pos, scene_pos):
         """A bar under the mouse (any height) gives its row; else the nearest bar top."""
@@ -1091,8 +1254,8 @@ class HeatmapChart(_ChartBase):
             # The legend lives in the title (coloured squares): a legend box would cover cells.
             keys = "&nbsp;&nbsp;".join(f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}' for p in paths)
             # Two lines: one long line sets the plot's minimum width and pushes cells out of the view.
-            self.plot.setTitle(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
-                               + (f"<br>{keys}" if keys else ""), size="10pt")
+            self._set_title(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
+                            + (f"<br>{keys}" if keys else ""))
             self.legend_paths = list(paths)
             n = len(PATHS) + 1
             lut = np.array([list(qcolor(p).getRgb()) for p in PATHS] + [[180, 180, 180, 255]], dtype=np.ubyte)
@@ -1105,10 +1268,9 @@ class HeatmapChart(_ChartBase):
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
             # The colour key goes in the title too (the colorbar item can end up squeezed out of the layout).
-            self.plot.setTitle(f"Speedup of {self.path} vs {self.baseline_path}<br>"
+            self._set_title(f"Speedup of {self.path} vs {self.baseline_path}<br>"
                                f"<span style='color:#3b4cc0'>&#9632;</span> slower ({fmt_x(2 ** -m)}) · "
-                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})",
-                               size="10pt")
+                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})")
             cmap = pg.colormap.get("CET-D1A")
             self.image.setLookupTable(cmap.getLookupTable(nPts=256))
             self.image.setImage(grid, levels=(-m, m), autoLevels=False)

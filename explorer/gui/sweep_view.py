@@ -16,7 +16,10 @@ API (for the main window):
                                            batch lines that did not parse (they have no spec)
     add_baseline(rows, label), clear_baselines()   dashed overlays (rows: read_csv dicts or Results)
     export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
-    signals: started(), finished(bool cancelled), result_ready(Result), status(str)
+    export_csv(path) -> bool               every row of the last sweep or batch, the CLI's CSV schema
+    session_state() -> dict | None, restore_state(d)   the last sweep (setup, points, rows) for a session file
+    signals: started(), finished(bool cancelled), result_ready(Result), status(str),
+             baseline_requested(list rows, str label)   "Use as baseline": the main window's Compare tab takes them
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths import PATHS
 from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.gui.colors import qcolor, theme
+from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
 from explorer.gui.sweep_charts import (
-    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData,
+    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, fmt_x,
 )
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
@@ -49,12 +52,31 @@ NO_FIELD = "—"
 NO_BATCH = "(vary the fields)"
 REDRAW_MS = 50
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
-_BAD_STYLE = "QLineEdit { border: 1px solid #b3261e; background: #fdecea; }"
+def _bad_style(name: str) -> str:
+    t = theme(name)
+    return f"QLineEdit {{ border: 1px solid {t['error']}; background: {t['bad_bg']}; color: {t['fg']}; }}"
 
 
 def _given_of(spec) -> set[str]:
     """w-values that differ from their h-values stay fixed when the h-value is swept (square stays square)."""
     return {w for h, w in _W_OF_H.items() if getattr(spec, h) != getattr(spec, w)}
+
+
+# Per-path time beyond the budget (warm-up, accuracy check, traced call, start-up): learned from the runs of
+# this session (the main window and sweeps report them), about 0.3 s before the first one.
+_OVERHEAD = {"s": 0.3, "n": 0}
+
+
+def path_overhead_s() -> float:
+    return _OVERHEAD["s"]
+
+
+def note_path_time(took_s: float, budget_s: float) -> None:
+    """A finished path's wall time: the estimates (preview, ETA) learn the real overhead from it."""
+    extra = max(0.0, took_s - budget_s)
+    n = min(_OVERHEAD["n"], 19)
+    _OVERHEAD["s"] = (_OVERHEAD["s"] * n + extra) / (n + 1)
+    _OVERHEAD["n"] += 1
 
 
 def _eta(s: float | None) -> str:
@@ -73,12 +95,14 @@ class SweepView(QWidget):
     finished = Signal(bool)  # True when stopped by the user
     result_ready = Signal(object)  # explorer.core.results.Result, one per finished row
     status = Signal(str)
+    baseline_requested = Signal(list, str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("sweepView")
         from explorer.core.runner import RunOptions
 
+        self._theme = "light"
         self.base = None
         self.opts = RunOptions()
         self.csv_path: str | None = None
@@ -86,6 +110,9 @@ class SweepView(QWidget):
         self.points: list = []  # the planned points (valid input) or []
         self.error = ""  # the current input problem ('' when Run is possible)
         self._results: list = []
+        self._items: list = []  # (point index, Result | CSV row dict) of the last sweep, in arrival order
+        self._run_points: list = []  # the points of the last sweep (self.points may already be another plan)
+        self._run_setup: dict = {}  # what the last sweep was: mode, varies or batch, and its run options
         self._drawn = -1
         self._eta = (None, 0.0)  # (eta_s, monotonic time it was received)
         self._started_at = 0.0
@@ -130,6 +157,12 @@ class SweepView(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
         self.stop_button.setToolTip("Stop after the current call; every finished row is kept.")
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setToolTip("Write every row of the last sweep or batch as CSV (the CLI's schema).")
+        self.export_button.setEnabled(False)
+        self.baseline_button = QPushButton("Use as baseline")
+        self.baseline_button.setToolTip("Keep these rows as a Compare baseline (and dashed overlay on the next sweep).")
+        self.baseline_button.setEnabled(False)
 
         # The controls wrap onto a second line in a narrow window (never a horizontal scroll bar); each
         # group (a label with its inputs) stays on one line.
@@ -148,6 +181,7 @@ class SweepView(QWidget):
         group(QLabel("and"), self.field2, self.values2)
         group(QLabel("or batch"), self.batch_combo, self.batch_button)
         group(self.run_button, self.stop_button)
+        group(self.export_button, self.baseline_button)
 
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -179,6 +213,12 @@ class SweepView(QWidget):
                   self.baseline_combo, QLabel("  "), self.heat_label, self.heat_combo, self.heat_path):
             row2.addWidget(w)
         row2.addStretch(1)
+
+        # "Does it help my network?": a batch's total, each layer weighted by its *N count, and the geomean.
+        self.total_label = QLabel("")
+        self.total_label.setWordWrap(True)
+        self.total_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.total_label.setVisible(False)
 
         # ---- charts --------------------------------------------------------------------------------------
         self.line = LineChart()
@@ -217,6 +257,7 @@ class SweepView(QWidget):
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
         lay.addLayout(row2)
+        lay.addWidget(self.total_label)
         lay.addWidget(self.split, 1)
         lay.addLayout(row3)
 
@@ -233,6 +274,8 @@ class SweepView(QWidget):
         self.batch_button.clicked.connect(self._browse_batch)
         self.run_button.clicked.connect(self.run)
         self.stop_button.clicked.connect(self.stop)
+        self.export_button.clicked.connect(self._export_dialog)
+        self.baseline_button.clicked.connect(self.request_baseline)
         self.metric_combo.currentIndexChanged.connect(self._on_chart_option)
         self.log_x.toggled.connect(self._on_chart_option)
         self.log_y.toggled.connect(self._on_chart_option)
@@ -311,6 +354,15 @@ class SweepView(QWidget):
                 self.batch = None
                 self._batch_error = str(e)
         self.validate()
+        if not self.is_running() and self.data.configured:
+            # Another batch (or back to fields): the old bars and names go; the last sweep's rows stay
+            # exportable until the next run.
+            if self.mode == "batch" and self.points:
+                self.data.configure(self.points, "batch", paths=list(getattr(self.opts, "paths", ()) or ()))
+            else:
+                self.data.clear()
+            self._show_mode(self.mode)
+            self._redraw(force=True)
 
     def _browse_batch(self) -> None:
         if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
@@ -360,15 +412,15 @@ class SweepView(QWidget):
         except ExplorerError as e:
             self.error = str(e)
             self.points = []
-        self.values1.setStyleSheet(_BAD_STYLE if bad1 else "")
-        self.values2.setStyleSheet(_BAD_STYLE if bad2 else "")
+        self.values1.setStyleSheet(_bad_style(self._theme) if bad1 else "")
+        self.values2.setStyleSheet(_bad_style(self._theme) if bad2 else "")
         self.mode = mode
         self._update_message()
         self._update_buttons()
         return not self.error
 
     def _update_message(self) -> None:
-        t = theme("light")
+        t = theme(self._theme)
         if self.error:
             msg = self.error[0].upper() + self.error[1:]
             self.message.setText(msg)
@@ -377,20 +429,41 @@ class SweepView(QWidget):
         paths = list(getattr(self.opts, "paths", ()) or ())
         n = len(self.points)
         skipped = sum(1 for p in self.points if p.skipped)
-        runs = (n - skipped) * len(paths)
+        refused = self._refused(paths)  # the memory guard will refuse these when their turn comes
+        runs = (n - skipped - refused) * len(paths)
         budget = float(getattr(self.opts, "budget_ms", 500.0))
-        secs = runs * (budget / 1e3 + 0.05)
+        secs = runs * (budget / 1e3 + path_overhead_s())
         what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
                 else f"{n} point{'s' if n != 1 else ''}")
         parts = [what]
         if skipped:
             parts.append(f"{skipped} {'invalid, recorded' if self.mode != 'batch' else 'will be'} skipped")
+        if refused:
+            parts.append(f"{refused} too large for the free memory now (the memory guard will skip "
+                         f"{'it' if refused == 1 else 'them'})")
         parts.append(f"{len(paths)} path{'s' if len(paths) != 1 else ''} → {runs} runs, {_eta(secs) or 'about 0 s'}"
                      .replace(" left", ""))
         if self.mode == "batch" and self.batch is not None and self.batch.ignored:
             parts.append(self.batch.ignored_summary())
         self.message.setText(" · ".join(parts))
         self.message.setStyleSheet(f"color: {t['muted']};")
+
+    def _refused(self, paths) -> int:
+        """Points the memory guard would refuse now (checked on the first 2,000: a preview, not a promise)."""
+        from explorer.core.memory import available_bytes, check_memory
+
+        avail = available_bytes()
+        if avail is None or not paths:
+            return 0
+        n = 0
+        for p in self.points[:2000]:
+            if p.skipped or p.spec is None:
+                continue
+            try:
+                check_memory(p.spec, paths, avail)
+            except ExplorerError:
+                n += 1
+        return n
 
     def _update_buttons(self) -> None:
         running = self.is_running()
@@ -423,14 +496,18 @@ class SweepView(QWidget):
             self._say(str(e))
             return False
         self._results = []
-        geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in self.varies())
-        self.data.configure(self.points, self.mode, paths=opts.paths, geometric=geometric)
-        x_field = self.data.x_field
-        if self.mode == "line" and not self.data.categorical_x:
-            xs = [x for x in self.data.xs if isinstance(x, (int, float))]
-            wide = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 16
-            self.log_x.setChecked(bool(xs) and min(xs) > 0 and (geometric or x_field in LOG_FIELDS and wide or wide))
-        self._show_mode(self.mode)
+        self._items = []
+        self._run_points = list(self.points)
+        batch_mode = self.mode == "batch"
+        self._run_setup = {
+            "mode": self.mode, "varies": ";".join(self.varies()) if not batch_mode else "",
+            "batch": str(self.batch_combo.currentData() or "") if batch_mode else "",
+            "base": self.base.descriptor() if self.base is not None else "",
+            "paths": ",".join(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms, "trace": opts.trace,
+        }
+        self._configure(self.points, self.mode, opts.paths, self.varies() if not batch_mode else [])
+        self.export_button.setEnabled(False)
+        self.baseline_button.setEnabled(False)
         self.progress.setRange(0, max(1, len(self.points)))
         self.progress.setValue(0)
         self.progress.setFormat("%v/%m points")
@@ -445,6 +522,17 @@ class SweepView(QWidget):
         self._redraw(force=True)
         self.started.emit()
         return True
+
+    def _configure(self, points, mode: str, paths, varies) -> None:
+        """The charts' axes for these points (before any row arrives)."""
+        geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in varies)
+        self.data.configure(points, mode, paths=paths, geometric=geometric)
+        x_field = self.data.x_field
+        if mode == "line" and not self.data.categorical_x:
+            xs = [x for x in self.data.xs if isinstance(x, (int, float))]
+            wide = bool(xs) and min(xs) > 0 and max(xs) / min(xs) >= 16
+            self.log_x.setChecked(bool(xs) and min(xs) > 0 and (geometric or x_field in LOG_FIELDS and wide or wide))
+        self._show_mode(mode)
 
     def stop(self) -> None:
         """Stop after the current timed call; finished rows are kept (and already on disk)."""
@@ -471,6 +559,7 @@ class SweepView(QWidget):
         for sr in rows:
             item = sr.result if sr.result is not None else sr.row
             self._results.append(item)
+            self._items.append((sr.point_index, item))
             self.data.add(sr.point_index, item)
             if sr.result is not None:
                 self.result_ready.emit(sr.result)
@@ -488,11 +577,15 @@ class SweepView(QWidget):
     def _on_failed(self, message, field) -> None:
         self.error = message
         self.message.setText(f"Sweep failed: {message}")
-        self.message.setStyleSheet(f"color: {theme('light')['error']};")
+        self.message.setStyleSheet(f"color: {theme(self._theme)['error']};")
         self._say(f"Sweep failed: {message}")
 
     def _on_finished(self, cancelled: bool) -> None:
         took = time.monotonic() - self._started_at
+        runs = sum(1 for r in self._results if getattr(r, "path", "") and getattr(r, "status", "") != "skipped")
+        if runs:
+            budget = float(getattr(self.opts, "budget_ms", 500.0)) / 1e3
+            note_path_time(took / runs, budget)
         n = len(self._results)
         ok = sum(1 for r in self._results if getattr(r, "status", None) == "ok"
                  or (isinstance(r, dict) and r.get("status") == "ok"))
@@ -511,7 +604,76 @@ class SweepView(QWidget):
         self.validate()
         self._redraw(force=True)
         self._say(msg)
+        self.export_button.setEnabled(bool(self._results))
+        self.baseline_button.setEnabled(bool(self._results))
         self.finished.emit(cancelled)
+
+    # ---- saving: CSV, session, baseline -----------------------------------------------------------------
+    def export_csv(self, path) -> bool:
+        """Every row of the last sweep or batch (skipped points included) as CSV, the CLI's schema."""
+        from explorer.core.results import write_rows
+
+        try:
+            n = write_rows(path, self._results)
+        except OSError as e:
+            self._say(f"Cannot write {path}: {e.strerror or e}.")
+            return False
+        self._say(f"Wrote {n} sweep rows to {path}.")
+        return True
+
+    def _export_dialog(self) -> None:
+        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export sweep rows as CSV", os.path.join(os.getcwd(), "sweep.csv"),
+                                              "CSV files (*.csv)")
+        if path:
+            self.export_csv(path)
+
+    def baseline_label(self) -> str:
+        s = self._run_setup
+        what = f"batch {os.path.basename(s.get('batch') or '')}" if s.get("mode") == "batch" else f"sweep {s.get('varies', '')}"
+        return f"{what} {time.strftime('%H:%M:%S')}"
+
+    def request_baseline(self) -> None:
+        """Offer the last sweep's rows as a Compare baseline (the main window's Compare tab takes them)."""
+        if self._results:
+            self.baseline_requested.emit(list(self._results), self.baseline_label())
+
+    def session_state(self) -> dict | None:
+        """The last sweep for a session file: its setup, points and rows (None when nothing ran)."""
+        if not self._run_points and not self._items:
+            return None
+        return {"setup": dict(self._run_setup), "points": list(self._run_points), "items": list(self._items)}
+
+    def restore_state(self, state: dict | None) -> None:
+        """Show a saved sweep again: the vary controls (or batch), the charts and its rows (export, Compare)."""
+        if not state or self.is_running():
+            return
+        setup = state.get("setup") or {}
+        mode = setup.get("mode") or ("batch" if any(not p.values for p in state["points"]) else "line")
+        varies = [v for v in (setup.get("varies") or "").split(";") if v]
+        if mode == "batch" and setup.get("batch"):
+            self.set_batch(setup["batch"])
+        elif varies:
+            f1, _, v1 = varies[0].partition("=")
+            f2, _, v2 = (varies[1] if len(varies) > 1 else "").partition("=")
+            self.set_vary(f1, v1, f2 or None, v2)
+        paths = [p for p in (setup.get("paths") or "").split(",") if p]
+        for _, item in state.get("items", []):
+            p = item.get("path") if isinstance(item, dict) else item.path
+            if p and p not in paths:
+                paths.append(p)
+        self._run_points = list(state.get("points") or [])
+        self._run_setup = dict(setup)
+        self._items = list(state.get("items") or [])
+        self._results = [item for _, item in self._items]
+        self._configure(self._run_points, mode, paths, varies)
+        for idx, item in self._items:
+            self.data.add(idx, item)
+        self.export_button.setEnabled(bool(self._results))
+        self.baseline_button.setEnabled(bool(self._results))
+        self.live_label.setText(f"Restored {len(self._results)} sweep rows from the session.")
+        self._redraw(force=True)
 
     def _say(self, msg: str) -> None:
         self._last_status = msg
@@ -520,6 +682,8 @@ class SweepView(QWidget):
     # ---- charts -----------------------------------------------------------------------------------------
     def _show_mode(self, mode: str) -> None:
         self.stack.setCurrentWidget({"line": self.line, "grid": self.heatmap, "batch": self.bars}[mode])
+        if mode != "batch":
+            self.total_label.setVisible(False)
         self.speedup.setVisible(mode != "grid")
         grid = mode == "grid"
         for w in (self.heat_label, self.heat_combo, self.heat_path):
@@ -563,9 +727,39 @@ class SweepView(QWidget):
         elif mode == "batch":
             self.bars.redraw(self.data)
             self.speedup.redraw(self.data)
+            self._update_total()
         else:
             self.line.redraw(self.data)
             self.speedup.redraw(self.data)
+
+    def batch_summary(self):
+        """core.batch.batch_summary of the rows shown (None outside a batch)."""
+        from explorer.core.batch import batch_summary
+
+        if self.data.mode != "batch":
+            return None
+        return batch_summary(self._results, self.baseline_combo.currentText())
+
+    def _update_total(self) -> None:
+        summ = self.batch_summary()
+        show = summ is not None and bool(summ.totals)
+        self.total_label.setVisible(show)
+        if not show:
+            return
+        t = theme(self._theme)
+        parts = []
+        for pt in summ.totals.values():
+            text = f"<b style='color:{path_color(pt.path)}'>&#9632;</b> {pt.path} <b>{pt.total_ms:.4g} ms</b>"
+            if pt.path == summ.baseline:
+                text += " (baseline)"
+            elif pt.speedup is not None:
+                text += f" = <b>{pt.speedup:.2f}x</b> (geomean {pt.geomean:.2f}x)"
+            if pt.layers < summ.layers:
+                text += f" <span style='color:{t['muted']}'>[{pt.layers}/{summ.layers} layers]</span>"
+            parts.append(text)
+        self.total_label.setText(
+            f"Network total, each layer × its *N count ({summ.layers} layers, {summ.instances} in the net; "
+            f"speedup = {summ.baseline} / path, above 1 is faster): " + " · ".join(parts))
 
     def redraw_now(self) -> None:
         """Draw what arrived so far at once (tests and exports; the timer does it otherwise)."""
@@ -600,6 +794,11 @@ class SweepView(QWidget):
         return True
 
     def set_theme(self, name: str) -> None:
+        self._theme = name
         for c in (self.line, self.heatmap, self.bars, self.speedup):
             c.set_theme(name)
+        if self.error and self.message.text().startswith("Sweep failed"):
+            self.message.setStyleSheet(f"color: {theme(name)['error']};")
+        else:
+            self.validate()  # the summary line and any red field in this theme's colours
         self._redraw(force=True)

@@ -7,6 +7,8 @@ downsampling and skipFiniteCheck keep 100k+ points smooth.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
@@ -84,8 +86,11 @@ class TimingChart(QWidget):
         self.plot.setClipToView(True)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setMouseEnabled(x=True, y=True)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt", verSpacing=-4)
-        self.legend.setColumnCount(2)  # half as tall: it covers less of the curves
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", verSpacing=-6)
+        # Above the plot area, under the title, never over the curves: the title row grows to hold it.
+        self.legend.setParentItem(self.plot)
+        self.legend.anchor(itemPos=(0.5, 0), parentPos=(0.5, 0), offset=(0, 22))
+        self.legend.setColumnCount(3)
         self.placeholder = pg.TextItem("Press Run (Ctrl+R): every timed call of every path appears here.",
                                        anchor=(0.5, 0.5))
         self.plot.getViewBox().addItem(self.placeholder, ignoreBounds=True)
@@ -112,6 +117,26 @@ class TimingChart(QWidget):
         cache_static_items(self.plot)
         self.set_theme("light")
 
+    def _fit_legend(self) -> None:
+        """Columns for the width, and a title row as tall as title + key (the key sits in it, outside the plot)."""
+        n = len(self.legend.items)
+        width = self.plot_widget.width()
+        # A short chart keeps its height for the curves: the summary beside it names the same colours.
+        short = self.plot_widget.height() < 300
+        has_data = not self.placeholder.isVisible()
+        self.legend.setVisible(has_data and not short)
+
+        cols = 3 if width >= 470 else 2 if width >= 300 else 1
+        if self.legend.columnCount != cols:
+            self.legend.setColumnCount(cols)
+        rows = math.ceil(n / cols) if (n and self.legend.isVisible()) else 0
+        line = max(14.0, self.legend.boundingRect().height() / rows) if rows else 0.0
+        self.plot.layout.setRowFixedHeight(0, 26 + rows * line)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._fit_legend()
+
     # ---- data in -----------------------------------------------------------------------------------
     def clear(self) -> None:
         for c in self._curves.values():
@@ -137,6 +162,7 @@ class TimingChart(QWidget):
 
     def _reorder_legend(self) -> None:
         self.legend.clear()
+        QTimer.singleShot(0, self._fit_legend)
         for p in ordered(self._curves):
             self.legend.addItem(self._curves[p], p)
 
@@ -189,7 +215,7 @@ class TimingChart(QWidget):
             self.redraws += 1
             if self.placeholder.isVisible():
                 self.placeholder.setVisible(False)
-                self.legend.setVisible(True)
+                self._fit_legend()
             if self._auto_y:
                 self._fit()
 
@@ -228,6 +254,7 @@ class TimingChart(QWidget):
             a = self.plot.getAxis(ax)
             a.setPen(pg.mkPen(t["muted"]))
             a.setTextPen(pg.mkPen(t["fg"]))
+        self._fg = t["fg"]
         self.plot.titleLabel.setText(self.plot.titleLabel.text, color=t["fg"])
         self.legend.setLabelTextColor(t["fg"])
         for _, label in self.legend.items:  # existing labels keep their old colour unless re-set

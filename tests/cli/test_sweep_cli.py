@@ -141,11 +141,11 @@ def test_compare_table_and_json(tmp_path, capsys):
     assert main(["compare", str(a), str(b), "--json"]) == 0
     j = json.loads(capsys.readouterr().out)
     assert len(j["matched"]) == 1 and j["matched"][0]["desc"] == "mb2ic8ih6oc8oh6kh3ph1"
-    if j["matched"][0]["uncertain"]:  # this machine was busy: the pair is shown, never counted
-        assert j["geomean"] is None and "1 matched rows, 0 trusted" in out and "(marked ~?)" in out
+    if j["matched"][0]["verdict"] == "uncertain":  # this machine was busy: the pair is shown, never counted
+        assert j["geomean"] is None and "1 matched rows, 0 trusted" in out and "noisy row" in out
     else:
-        assert "1 matched rows, 1 trusted" in out
-        assert j["geomean"] == pytest.approx(j["matched"][0]["ratio"])
+        assert "1 matched rows, 1 trusted" in out and "geometric mean speedup A/B = " in out
+        assert j["geomean"] == pytest.approx(j["matched"][0]["speedup"])
     assert "only in A" in out and "only in B" in out and "mb1ic8" in out and "mb3ic8" in out
     assert len(j["only_a"]) == 1 and len(j["only_b"]) == 1
 

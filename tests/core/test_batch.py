@@ -1,5 +1,7 @@
 """benchdnn batch files: comments, names, options, line numbers of bad lines, shipped batches."""
 
+import math
+
 import pytest
 
 from explorer.core.batch import load_batch, parse_batch, read_batch_text, shipped_batches
@@ -134,3 +136,30 @@ def test_nested_batch_options_carry_over_and_bad_lines_name_their_file(tmp_path)
 def test_shipped_batch_by_onednn_file_name():
     assert read_batch_text("shapes_resnet_50")[1] == read_batch_text("resnet_50")[1]
     assert "tests/benchdnn/inputs/conv/shapes_resnet_50" in read_batch_text("shapes_resnet_50")[1]
+
+
+def test_network_total_weights_layers_by_their_counts():
+    """Issue 12: a batch answers "does it help my network?": each layer x its *N count, and a geomean."""
+    from explorer.core.batch import batch_summary, layer_count
+
+    assert layer_count("resnet_50:res2a_branch2b*3") == 3 and layer_count("conv1") == 1 and layer_count(None) == 1
+
+    def row(name, path, ms, status="ok"):
+        return {"name": name, "desc": name, "dtype": "f32", "threads": 1, "path": path, "status": status,
+                "median_ms": ms}
+
+    rows = [row("a*3", "dense", 1.0), row("a*3", "mkldnn", 0.5), row("b", "dense", 2.0), row("b", "mkldnn", 4.0),
+            row("c", "dense", 1.0), row("c", "mkldnn", None, "unsupported"),
+            {"name": "d", "desc": "x", "path": "", "status": "skipped"}]
+    s = batch_summary(rows, "dense")
+    assert s.layers == 4 and s.instances == 6
+    d, m = s.totals["dense"], s.totals["mkldnn"]
+    assert d.total_ms == pytest.approx(3 * 1.0 + 2.0 + 1.0) and d.layers == 3
+    assert m.total_ms == pytest.approx(3 * 0.5 + 4.0) and m.layers == 2 and m.common == 2
+    assert m.speedup == pytest.approx((3 * 1.0 + 2.0) / (3 * 0.5 + 4.0))  # over the layers both ran
+    assert m.geomean == pytest.approx(math.exp((3 * math.log(2.0) + math.log(0.5)) / 4))
+    text = "\n".join(s.lines())
+    assert "each layer x its *N count" in text and "geomean" in text and "(over the 2 layers both ran)" in text
+    # CSV rows (text cells) give the same totals
+    s2 = batch_summary([{k: (str(v) if v is not None else "") for k, v in r.items()} for r in rows], "dense")
+    assert s2.totals["mkldnn"].total_ms == pytest.approx(m.total_ms)

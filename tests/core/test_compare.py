@@ -1,4 +1,4 @@
-"""Compare two result sets: matching on (desc, path, dtype, threads), unmatched rows, B/A ratios."""
+"""Compare two result sets: matching on (desc, path, dtype, threads), unmatched rows, speedups A/B, verdicts."""
 
 import math
 
@@ -19,9 +19,10 @@ def test_matching_ratios_and_geomean():
     a = [row(median=2.0), row(path="mkldnn", median=1.0), row(desc="d2", median=4.0), row(dtype="bf16", median=3.0)]
     b = [row(path="mkldnn", median=4.0), row(median=1.0), row(desc="d2", median=4.0), row(desc="d3")]
     c = compare_rows(a, b, "base", "new")
-    assert [(m.key, m.ratio) for m in c.matched] == [
-        (("d1", "dense", "f32", 2), 0.5), (("d1", "mkldnn", "f32", 2), 4.0), (("d2", "dense", "f32", 2), 1.0)]
-    assert c.geomean == pytest.approx((0.5 * 4.0 * 1.0) ** (1 / 3))
+    assert [(m.key, m.speedup) for m in c.matched] == [
+        (("d1", "dense", "f32", 2), 2.0), (("d1", "mkldnn", "f32", 2), 0.25), (("d2", "dense", "f32", 2), 1.0)]
+    assert [m.verdict for m in c.matched] == ["B faster", "B slower", "no difference"]
+    assert c.geomean == pytest.approx((2.0 * 0.25 * 1.0) ** (1 / 3))
     assert [r["dtype"] for r in c.only_a] == ["bf16"]
     assert [r["desc"] for r in c.only_b] == ["d3"]
 
@@ -36,23 +37,23 @@ def test_duplicates_pair_in_order_and_leftovers_are_unmatched():
     a = [row(median=1.0), row(median=2.0), row(median=3.0)]
     b = [row(median=2.0), row(median=6.0)]
     c = compare_rows(a, b)
-    assert [m.ratio for m in c.matched] == [2.0, 3.0]
+    assert [m.speedup for m in c.matched] == [0.5, 1 / 3]
     assert [r["median_ms"] for r in c.only_a] == [3.0] and not c.only_b
 
 
 def test_rows_that_are_not_ok_match_without_a_ratio():
     c = compare_rows([row(status="unsupported", median=None), row(path="x", median=0.0)],
                      [row(median=1.0), row(path="x", median=1.0)])
-    assert [m.ratio for m in c.matched] == [None, None]
-    assert c.ratios == [] and c.geomean is None
+    assert [m.speedup for m in c.matched] == [None, None]
+    assert c.speedups == [] and c.geomean is None and c.matched[0].verdict == ""
 
 
 def test_json_structure():
     c = compare_rows([row(median=2.0, name="n1"), row(desc="a_only")], [row(median=3.0)], "A.csv", "B.csv")
     j = c.to_json()
     assert j["a"] == "A.csv" and j["b"] == "B.csv" and j["key"] == ["desc", "path", "dtype", "threads"]
-    assert j["matched"][0]["ratio"] == 1.5 and j["matched"][0]["name"] == "n1"
-    assert j["geomean"] == 1.5
+    assert j["matched"][0]["speedup"] == pytest.approx(2 / 3) and j["matched"][0]["name"] == "n1"
+    assert j["geomean"] == pytest.approx(2 / 3) and "above 1: B is faster" in j["speedup"]
     assert [r["desc"] for r in j["only_a"]] == ["a_only"] and j["only_b"] == []
 
 
@@ -62,23 +63,34 @@ def test_compare_csv_files(tmp_path):
     write_csv(tmp_path / "a.csv", [mk("dense", 2.0), mk("mkldnn", 1.0), mk("native", 5.0)])
     write_csv(tmp_path / "b.csv", [mk("dense", 1.0), mk("mkldnn", 1.0), mk("dense", 1.0, threads=2)])
     c = compare_csv(tmp_path / "a.csv", tmp_path / "b.csv")
-    assert [m.ratio for m in c.matched] == [0.5, 1.0]
-    assert math.isclose(c.geomean, math.sqrt(0.5))
+    assert [m.speedup for m in c.matched] == [2.0, 1.0]
+    assert math.isclose(c.geomean, math.sqrt(2.0))
     assert [r["path"] for r in c.only_a] == ["native"] and [r["threads"] for r in c.only_b] == [2]
     assert row_key(c.matched[0].a) == (spec.desc, "dense", "f32", 1)
     with pytest.raises(InputError, match="no such file"):
         compare_csv(tmp_path / "a.csv", tmp_path / "missing.csv")
 
 
-def test_a_noisy_row_makes_its_ratio_uncertain_and_keeps_it_out_of_the_geomean():
-    from explorer.core.compare import compare_rows
-
-    def row(path, ms, q="ok"):
+def test_a_noisy_row_makes_its_speedup_uncertain_and_keeps_it_out_of_the_geomean():
+    def qrow(path, ms, q="ok"):
         return {"desc": "d", "path": path, "dtype": "f32", "threads": 1, "status": "ok", "median_ms": ms, "quality": q}
 
-    a = [row("dense", 1.0), row("mkldnn", 1.0)]
-    b = [row("dense", 0.5), row("mkldnn", 100.0, "noisy")]
+    a = [qrow("dense", 1.0), qrow("mkldnn", 1.0)]
+    b = [qrow("dense", 0.5), qrow("mkldnn", 100.0, "noisy")]
     c = compare_rows(a, b)
     assert [m.uncertain for m in c.matched] == [False, True]
-    assert c.ratios == [0.5] and c.geomean == 0.5 and c.uncertain == 1
-    assert c.to_json()["matched"][1]["uncertain"] is True
+    assert c.speedups == [2.0] and c.geomean == 2.0 and c.uncertain == 1
+    assert c.to_json()["matched"][1]["verdict"] == "uncertain"
+
+
+def test_inside_the_noise_is_no_difference():
+    """The issue's case: a 0.4% difference is not "B slower"; a difference inside the rows' IQR neither."""
+    c = compare_rows([row(median=1.0)], [row(median=1.004)])
+    assert c.matched[0].verdict == "no difference" and c.verdict == "no difference"
+    a, b = row(median=1.0), row(median=1.05)
+    a["iqr_ms"], b["iqr_ms"] = 0.1, 0.1  # 10% spread: a 5% difference is inside it
+    assert compare_rows([a], [b]).matched[0].verdict == "no difference"
+    a["iqr_ms"], b["iqr_ms"] = 0.01, 0.01  # 1% spread: 5% is a real difference
+    assert compare_rows([a], [b]).matched[0].verdict == "B slower"
+    b["quality"] = "noisy"
+    assert compare_rows([a], [b]).matched[0].verdict == "uncertain"

@@ -78,3 +78,32 @@ def test_compute_bound_point_and_spec_from_row():
     back = spec_from_row(Result(spec=s, path="dense", threads=1).row() | {
         k: getattr(s, k) for k in ("mb", "g", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")})
     assert back.desc == s.desc and back.ops == s.ops
+
+
+def test_each_path_is_placed_at_the_bytes_it_really_moves():
+    """Issue 12, item 5: with bytes_mode="path", padding and reorders move a path's point left."""
+    from explorer.core.roofline import TRAFFIC_DEFINITION, path_bytes, reorder_bytes
+    from explorer.core.trace import MemArg, Primitive
+
+    s = parse_descriptor("mb2ic17ih5oc17oh5kh3ph1")
+
+    def reorder(dims, src, dst):
+        return Primitive("exec", "reorder", "cpu", "jit:uni", "undef",
+                         {"src": MemArg("f32", tag=src), "dst": MemArg("f32", tag=dst)}, problem=dims)
+
+    logical = bytes_moved(s)
+    plain = Result(spec=s, path="native", threads=1, gflops=10.0, input_bytes=3400, weight_bytes=10404,
+                   output_bytes=3400)
+    dense = Result(spec=s, path="dense", threads=1, gflops=10.0, input_bytes=3400, weight_bytes=10404,
+                   output_bytes=3400, trace=[reorder("2x17x5x5", "abcd", "aBcd8b"),
+                                             reorder("17x17x3x3", "abcd", "ABcd8b8a"),
+                                             reorder("2x17x5x5", "aBcd8b", "abcd")])
+    assert path_bytes(plain, s) == logical  # stored as logical, no reorder
+    moved, n = reorder_bytes(dense.trace)
+    # input 3400 read + 2x24x5x5x4 = 4800 written, weight 10404 + 24x24x3x3x4 = 20736, output back 4800 + 3400
+    assert n == 3 and moved == (3400 + 4800) + (10404 + 20736) + (4800 + 3400)
+    r = roofline([plain, dense], peak=PEAK, bytes_mode="path")
+    ai = {p.path: p.ai for p in r.points}
+    assert ai["dense"] < ai["native"] and ai["native"] == pytest.approx(s.ops / logical)
+    assert len({p.ai for p in roofline([plain, dense], peak=PEAK).points}) == 1  # logical: one AI for all
+    assert "as the path stores them" in TRAFFIC_DEFINITION and "reorder" in TRAFFIC_DEFINITION

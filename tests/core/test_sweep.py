@@ -333,3 +333,11 @@ def test_series_for_charts_from_results_or_csv_rows(tmp_path):
     for r in res:
         sink.add(r)
     assert series(read_csv(tmp_path / "r.csv"), "mb", by="g") == series(res, "mb", by="g")
+
+
+def test_a_sweep_of_a_named_layer_names_only_points_of_its_shape():
+    """Issue 12: varying g of resnet_50:res2a_branch2b does not label every point with that layer's name."""
+    pts = plan_sweep('mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"', ["g=1,2,64"])
+    assert [p.spec.name for p in pts] == ["resnet_50:res2a_branch2b", "", ""]
+    pts = plan_sweep('mb1ic64ih56oc64oh56kh3ph1n"resnet_50:res2a_branch2b"', ["dtype=f32,bf16"])
+    assert all(p.spec.name == "resnet_50:res2a_branch2b" for p in pts)

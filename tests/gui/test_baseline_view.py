@@ -56,16 +56,18 @@ def test_baseline_overlay_and_comparison_ratios(views, tmp_path):
 
     assert len(c.matched) == 6, ([row_key(r) for r in c.only_a][:2], [row_key(r) for r in c.only_b][:2])
     assert len(c.only_b) == 1 and not c.only_a
-    assert math.isclose(c.geomean, 0.5, rel_tol=1e-3)
+    assert math.isclose(c.geomean, 2.0, rel_tol=1e-3)  # speedup A/B: B twice as fast
+    assert c.verdict == "B faster"
     m = bv.model
     assert m.rowCount() == 7 and m.kinds() == {"matched": 6, "only B": 1}
-    assert all(math.isclose(m.ratio(i), 0.5, rel_tol=1e-3) for i in range(6))
-    assert m.data(m.index(0, 8)) == "0.500"
-    assert "0.500" in bv.summary.text() and "1 only in B" in bv.summary.text()
+    assert all(math.isclose(m.ratio(i), 2.0, rel_tol=1e-3) for i in range(6))
+    assert m.data(m.index(0, 8)) == "2.000x" and m.data(m.index(0, 9)) == "B faster"
+    assert "2.000x" in bv.summary.text() and "1 only in B" in bv.summary.text()
     # a second baseline compared against the first
     bv.add_rows(_results(scale=2.0), "slow")
     bv.set_pair("other_machine.csv", "slow")
-    assert math.isclose(bv.comparison.geomean, 2.0, rel_tol=1e-3)
+    assert math.isclose(bv.comparison.geomean, 0.5, rel_tol=1e-3)
+    assert bv.comparison.verdict == "B slower"
     bv.clear()
     sv.redraw_now()
     assert not sv.line.baseline_curves and bv.comparison is None

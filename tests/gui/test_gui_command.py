@@ -96,3 +96,44 @@ def test_display_problem_rules():
     if sys.platform.startswith("linux"):
         assert "QT_QPA_PLATFORM=offscreen" in display_problem({})
         assert display_problem({"QT_QPA_PLATFORM": "xcb"}) is not None
+
+
+def _dark(png) -> float:
+    """Share of dark pixels in a PNG (rendered back with Qt), for the theme check."""
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(png))
+    n = dark = 0
+    for y in range(0, img.height(), 7):
+        for x in range(0, img.width(), 7):
+            n += 1
+            dark += img.pixelColor(x, y).lightness() < 80
+    return dark / n
+
+
+def test_gui_sweep_and_batch_run_in_the_window_and_write_their_rows(tmp_path, qapp):
+    """Issue 12: `gui DESC --vary ... --run --csv` runs the sweep in the window; `--batch FILE` a batch;
+    `--theme dark --tab sweep --screenshot` shows a dark sweep chart."""
+    s_csv, png = tmp_path / "s.csv", tmp_path / "s.png"
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", "mb1ic8ih6oc8kh3ph1", "--vary", "g=divisors", "--run",
+         "--paths", "dense,mkldnn", "--budget-ms", "5", "--no-trace", "--csv", str(s_csv), "--theme", "dark",
+         "--tab", "sweep", "--screenshot", str(png), "--exit-when-done"],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=180,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = read_csv(s_csv)
+    assert sorted({r["vary"] for r in rows}) == ["g=1", "g=2", "g=4", "g=8"] and len(rows) == 8
+    assert _dark(png) > 0.5  # the dark theme, sweep charts included
+    batch = tmp_path / "net.txt"
+    batch.write_text('mb1ic8ih6oc8kh3ph1n"net:a*3"\nmb1ic8ih6oc16kh1ph0n"net:b"\n')
+    b_csv = tmp_path / "b.csv"
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", "--batch", str(batch), "--run", "--paths", "dense,mkldnn",
+         "--budget-ms", "5", "--no-trace", "--csv", str(b_csv), "--exit-when-done"],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=180,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = read_csv(b_csv)
+    assert [r["name"] for r in rows] == ["net:a*3", "net:a*3", "net:b", "net:b"]
+    assert "each layer x its *N count (2 layers, 4 in the net)" in p.stdout

@@ -309,8 +309,11 @@ def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, mon
     def fake_peak(threads=None, remeasure=False, allow_measure=True):
         seen["thread"] = threading.current_thread() is threading.main_thread()
         seen["remeasure"] = remeasure
-        return machine.Peak(1000.0, 2000.0, 10.0, 2, "now", "key")
+        return machine.Peak(1000.0, 2000.0, 10.0, threads or 2, "now", "key")
 
+    from explorer.gui import measure
+
+    monkeypatch.setattr(measure, "IN_CHILD", False)  # the fake must run where the job runs
     monkeypatch.setattr(machine, "peak", fake_peak)
     win.measure_peak()
     qtbot.waitUntil(lambda: win.peak_worker is not None and not win.peak_worker.running, timeout=10_000)
@@ -342,14 +345,14 @@ def test_roofline_and_compare_tabs_cover_the_run(ran, qtbot, tmp_path):
     assert win.roofline_view.point_count() == len(ok) == len(FEW)
     png = tmp_path / "roof.png"
     assert win.export_view("roofline", str(png)) and png.stat().st_size > 1000
-    # This run's own CSV as the baseline: every row matches itself, ratio 1.
+    # This run's own CSV as the baseline: every row matches itself, speedup 1.
     base = tmp_path / "base.csv"
     assert win.export_csv(str(base), ask=False)
     assert win.open_baseline(str(base))
     assert win.tabs.currentWidget() is win.baseline_view
     qtbot.waitUntil(lambda: win.baseline_view.comparison is not None
                     and len(win.baseline_view.comparison.matched) == len(FEW), timeout=5_000)
-    assert all(abs(m.ratio - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
+    assert all(abs(m.speedup - 1.0) < 1e-9 for m in win.baseline_view.comparison.matched)
 
 
 def test_timing_legend_labels_follow_the_theme(qtbot):

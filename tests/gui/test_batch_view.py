@@ -1,0 +1,77 @@
+"""Issue 12, items 6 and 10: batch results answer "does it help my network?", with whole layer names, a log
+axis for small layers, and keys that never cover data."""
+
+import pytest
+
+from explorer.core.results import Result
+
+
+@pytest.fixture
+def batch_view(qtbot):
+    from explorer.core.runner import RunOptions
+    from explorer.gui.sweep_view import SweepView
+
+    v = SweepView()
+    qtbot.addWidget(v)
+    v.resize(1300, 700)
+    v.show()
+    v.set_options(RunOptions(paths=("dense", "mkldnn"), budget_ms=5.0, trace=False))
+    assert v.set_batch("resnet_50")
+    pts = [p for p in v.points if not p.skipped]
+    # what a finished batch leaves (rows as the worker delivers them), without timing 40 convolutions
+    v._run_points = list(v.points)
+    v._configure(v.points, "batch", ("dense", "mkldnn"), [])
+    for i, p in enumerate(pts):
+        for path, ms in (("dense", 1.0 + i), ("mkldnn", (1.0 + i) / 2)):
+            r = Result(spec=p.spec, path=path, threads=1, median_ms=ms, p25_ms=ms, p75_ms=ms, gflops=1.0)
+            v._results.append(r)
+            v._items.append((p.index, r))
+            v.data.add(p.index, r)
+    v.redraw_now()
+    yield v, pts
+    assert v.shutdown(2000)
+
+
+def test_whole_layer_names_under_the_bars(batch_view):
+    v, pts = batch_view
+    ax = v.bars.plot.getAxis("bottom")
+    assert ax.rotated
+    names = set(ax.rotated_names.values())
+    assert "res2a_branch2b*3" in names and "res5a_branch2b*3" in names  # whole, never cut to 12 characters
+    assert len(names) == len(pts)  # room for every layer at this width
+    assert "resnet_50" in v.bars.plot.getAxis("bottom").labelText  # the shared prefix is in the axis label
+    # the speedup bars get the same names
+    assert set(v.speedup.plot.getAxis("bottom").rotated_names.values()) == names
+
+
+def test_network_total_and_geomean_are_shown(batch_view):
+    v, pts = batch_view
+    assert v.total_label.isVisible()
+    text = v.total_label.text()
+    assert "Network total" in text and "*N" in text and "2.00x" in text and "geomean 2.00x" in text
+    s = v.batch_summary()
+    assert s.instances > s.layers == len(pts)  # *N counts weight the total
+
+
+def test_log_axis_option_for_small_layers(batch_view):
+    v, _ = batch_view
+    v.log_y.setChecked(True)
+    v.redraw_now()
+    assert v.bars.log_y and v.bars.plot.ctrl.logYCheck.isChecked()
+
+
+def test_keys_are_above_the_plot_not_over_the_data(batch_view):
+    v, _ = batch_view
+    for chart in (v.bars, v.speedup, v.line):
+        assert not chart.legend.isVisible()
+    assert [k[0] for k in v.bars.keys] == ["dense", "mkldnn"]
+    title = v.bars.plot.titleLabel.text
+    assert "dense" in title and "mkldnn" in title and "&#9632;" in title
+
+
+def test_switching_back_to_fields_leaves_no_bars(batch_view):
+    v, _ = batch_view
+    v.set_batch(None)
+    v.redraw_now()
+    assert not v.total_label.isVisible()
+    assert len(v.results()) > 0  # the last batch's rows stay exportable until the next run
