@@ -116,6 +116,10 @@ def cmd_model(args) -> int:
             if warn:
                 print(warn)
             print()
+            from explorer.core.model import mode_line
+
+            for r in report.modes:
+                print(mode_line(r))
             print(f"answer: {report.answer()}")
         if args.csv and not quiet:
             print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)

@@ -29,10 +29,11 @@ class ChildDied(ExplorerError):
 
 
 def _jobs():
+    from explorer.core.model import iter_model
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
-    return {"run": iter_run, "points": iter_points}
+    return {"run": iter_run, "points": iter_points, "model": iter_model}
 
 
 def _child_main(conn, flag, nice: int = 0) -> None:

@@ -43,6 +43,12 @@ from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
 
+import warnings
+
+# torch 2.13 marks every torch.jit entry point deprecated; the jit mode is PyTorch's own MKLDNN route and
+# is measured on purpose, so the warning is noise here.
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.[a-z_]+` is deprecated", category=DeprecationWarning)
+
 MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn")
 MODE_HELP = {
     "nchw": "the model as it is (contiguous NCHW)",
@@ -266,7 +272,7 @@ def _record_convs_profiler(model, x) -> list[tuple]:
     import torch
     from torch.profiler import profile
 
-    with torch.no_grad(), profile(record_shapes=True) as prof:
+    with _quiet_stderr(), torch.no_grad(), profile(record_shapes=True) as prof:
         model(x)
     calls = []
     for e in prof.events():
@@ -659,30 +665,66 @@ def compare_outputs(out, ref) -> tuple[float | None, float | None]:
     return err, err / scale
 
 
-def _where(model, x, exc) -> str:
-    """The module a failing forward was in: run again with pre-hooks that note the innermost module."""
+def _where(model, call) -> str:
+    """Where a failing forward failed: the aten op (a dispatch mode notes the last one) and the innermost
+    module running at the time (pre/post forward hooks keep a stack), as " (at aten.mean.dim in act, ReLU6)"."""
     import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    last = {"name": ""}
+    stack: list[str] = []
+    last = {"op": None}
+
+    class LastOp(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            last["op"] = func
+            return func(*args, **(kwargs or {}))
+
     hooks = []
+    failed = False
     try:
         for name, m in model.named_modules():
             if name and not isinstance(m, torch.jit.ScriptModule):
-                hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: last.__setitem__("name", n)))
-        with torch.no_grad():
-            x()
+                hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append(n)))
+                hooks.append(m.register_forward_hook(lambda _m, _a, _o: stack.pop() if stack else None))
+        with torch.no_grad(), LastOp():
+            call()
     except Exception:  # noqa: BLE001 - the same failure, expected
-        pass
+        failed = True
     finally:
         for h in hooks:
             h.remove()
-    if not last["name"]:
+    if not failed:
         return ""
+    parts = []
+    if last["op"] is not None:
+        parts.append(f"at {last['op']}")
+    if stack:
+        try:
+            t = type(model.get_submodule(stack[-1])).__name__
+        except AttributeError:
+            t = ""
+        parts.append(f"in {stack[-1]}{', ' + t if t else ''}")
+    return f" ({' '.join(parts)})" if parts else ""
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence fd 2 for a block: the profiler (kineto) prints start/stop lines there from C++, and an FX
+    module prints its own traceback there before raising; the exception itself is still raised."""
+    import io
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        t = type(model.get_submodule(last["name"])).__name__
-    except AttributeError:
-        t = ""
-    return f" (in {last['name']}{', ' + t if t else ''})"
+        os.dup2(devnull, 2)
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 # ---- modes ----------------------------------------------------------------------------------------------
@@ -793,7 +835,7 @@ def _graph_conversion_ms(frozen, x, runs: int = 5) -> float:
 
     best: list[float] | None = None
     for _ in range(runs):
-        with torch.no_grad(), profile() as prof:
+        with _quiet_stderr(), torch.no_grad(), profile() as prof:
             frozen(x)
         t = [e.cpu_time_total / 1e3 for e in prof.events() if e.name in ("aten::to_mkldnn", "aten::to_dense")]
         best = t if best is None or len(best) != len(t) else [min(a, b) for a, b in zip(best, t)]
@@ -939,8 +981,17 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
         if mopts.predict and not cancel():
             with torch.no_grad():
                 res.conversion_ms, conv_q = _measure_conversions(prep, max(50.0, mopts.mode_budget_ms / 10), cancel)
-                rem_fn = prep.remainder() if prep.remainder is not None else None
-                if rem_fn is None:
+                rem_fn, rem_err = None, ""
+                try:
+                    with _quiet_stderr():
+                        rem_fn = prep.remainder() if prep.remainder is not None else None
+                        if rem_fn is not None:
+                            rem_fn()
+                except Exception as e:  # noqa: BLE001 - no prediction for this mode; its measurement stands
+                    rem_fn, rem_err = None, f"{type(e).__name__}: {one_line(e)}"
+                if rem_err:
+                    res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({rem_err})"
+                elif rem_fn is None:
                     res.predict_note = ("the convolutions are not modules here (TorchScript, an exported graph or "
                                         "an untraceable model): the non-conv remainder cannot be measured")
                 else:
@@ -961,7 +1012,7 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
                 from explorer.core.paths import TORCH_DTYPES
 
                 mm = torch.utils.mkldnn.to_mkldnn(_copy(net), TORCH_DTYPES[dtype])
-                where = _where(mm, lambda: mm(x.to_mkldnn()), exc)
+                where = _where(mm, lambda: mm(x.to_mkldnn()))
             except Exception:  # noqa: BLE001
                 where = ""
         res.error = f"{type(exc).__name__}{where}: {one_line(exc)}"

@@ -42,10 +42,11 @@ def events(kind: str, *args, cancel: threading.Event, **kwargs):
     """The events of a core job ("run": iter_run, "points": iter_points), measured per IN_CHILD."""
     if IN_CHILD:
         return child().iter(kind, *args, **kwargs)
+    from explorer.core.model import iter_model
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
-    job = {"run": iter_run, "points": iter_points}[kind]
+    job = {"run": iter_run, "points": iter_points, "model": iter_model}[kind]
     return job(*args, cancel=cancel.is_set, **kwargs)
 
 
