@@ -373,6 +373,7 @@ class ModelView(QWidget):
         self._set_running(False)
         if not self.last_error:
             self.message.setText("Stopped: finished rows are kept." if cancelled else "Done.")
+            self.status.emit(self.message.text())
         self.finished.emit(cancelled)
 
     # ---- tables ---------------------------------------------------------------------------------------
@@ -405,7 +406,9 @@ class ModelView(QWidget):
             name = QTableWidgetItem(lay.name)
             name.setData(SPEC_ROLE, lay.spec)
             name.setToolTip("\n".join(lay.modules))
-            cells = [name, _Num(str(lay.count), lay.count), QTableWidgetItem(lay.desc or lay.error)]
+            desc = QTableWidgetItem(lay.desc or lay.error)
+            desc.setToolTip(lay.error or lay.desc)
+            cells = [name, _Num(str(lay.count), lay.count), desc]
             for p in paths:
                 r = s.results.get(p)
                 if r is None:
@@ -432,8 +435,15 @@ class ModelView(QWidget):
             for c, item in enumerate(cells):
                 t.setItem(i, c, item)
         t.setSortingEnabled(True)
-        if t.rowCount() and t.columnWidth(0) < 60:
-            t.resizeColumnsToContents()
+        if t.rowCount() and (self.report is not None or t.columnWidth(0) < 60):
+            self._fit(t, {0: 190, 1: 50, 2: 210})
+
+    @staticmethod
+    def _fit(t: QTableWidget, caps: dict) -> None:
+        """Columns as wide as their content, capped (a cell's tooltip has the full text)."""
+        t.resizeColumnsToContents()
+        for c in range(t.columnCount()):
+            t.setColumnWidth(c, min(t.columnWidth(c), caps.get(c, 110)))
 
     def _fill_modes(self, modes) -> None:
         from explorer.core.model import MODE_LABEL
