@@ -1121,7 +1121,7 @@ def answer_line(report: ModelReport) -> str:
 # ---- CSV ------------------------------------------------------------------------------------------------
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
-                      "conversion_ms", "remainder_ms", "rel_err", "convs_faster", "convs_total", "uncertain",
+                      "conversion_ms", "remainder_ms", "remainder_quality", "rel_err", "convs_faster", "convs_total", "uncertain",
                       "uncertain_reason", "note")
 
 
@@ -1165,7 +1165,8 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
            "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
            "median_ms": r.measured_ms, "note": r.predict_note, "threads": threads, "count": inv.total}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
-              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conversion_ms", "remainder_ms", "predicted_ms",
+              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conversion_ms", "remainder_ms", "remainder_quality",
+              "predicted_ms",
               "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",
               "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"):

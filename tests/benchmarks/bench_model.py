@@ -71,7 +71,7 @@ def main(argv=None) -> int:
             for r in modes:
                 ratio = (f"{float(r['predicted_ms']) / float(r['measured_ms']):.2f}"
                          if r["predicted_ms"] and r["measured_ms"] else "-")
-                t = "~" if r["uncertain"] == "True" else ""
+                t = "~" if r["uncertain"] == "1" else ""
                 rows.append((net, mb, r["mode"], r["status"], _f(r["measured_ms"]), _f(r["predicted_ms"]), ratio,
                              t + _f(r["speedup"], "{:.2f}x") if r["speedup"] else "-",
                              t + _f(r["predicted_speedup"], "{:.2f}x") if r["predicted_speedup"] else "-",
@@ -90,8 +90,7 @@ def main(argv=None) -> int:
 
 
 def _remainder_quality(r: dict) -> str:
-    reason = r.get("uncertain_reason") or ""
-    return "noisy" if "remainder" in reason else "ok"
+    return r.get("remainder_quality") or "-"
 
 
 if __name__ == "__main__":
