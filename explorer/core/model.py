@@ -665,6 +665,12 @@ def compare_outputs(out, ref) -> tuple[float | None, float | None]:
     return err, err / scale
 
 
+def _pop(stack: list) -> None:
+    """A forward hook's body: it must return None, or it would replace the module's output."""
+    if stack:
+        stack.pop()
+
+
 def _where(model, call) -> str:
     """Where a failing forward failed: the aten op (a dispatch mode notes the last one) and the innermost
     module running at the time (pre/post forward hooks keep a stack), as " (at aten.mean.dim in act, ReLU6)"."""
@@ -685,7 +691,7 @@ def _where(model, call) -> str:
         for name, m in model.named_modules():
             if name and not isinstance(m, torch.jit.ScriptModule):
                 hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append(n)))
-                hooks.append(m.register_forward_hook(lambda _m, _a, _o: stack.pop() if stack else None))
+                hooks.append(m.register_forward_hook(lambda _m, _a, _o: _pop(stack)))
         with torch.no_grad(), LastOp():
             call()
     except Exception:  # noqa: BLE001 - the same failure, expected
@@ -801,12 +807,74 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
                 return None
             m2 = torch.utils.mkldnn.to_mkldnn(folded, dt)
             xm = x.to_mkldnn()
+            _make_mkldnn_runnable(m2, lambda: m2(xm))
             n = stub_convs(m2, lambda: m2(xm))
             return (lambda: m2(xm)) if n else None
 
         return PreparedMode(lambda: frozen(x), frozen, rem, [], lambda: _graph_conversion_ms(frozen, x),
                             note=f"torch.jit.{how}")
     raise ValueError(mode)
+
+
+# Eltwise modules torch.jit.optimize_for_inference runs on MKLDNN tensors with its own ops
+# (prim::MKLDNNHardTanh_, ...), which torch does not offer outside TorchScript.
+_JIT_MKLDNN_ELTWISE = ("ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "SiLU", "GELU", "ELU", "LeakyReLU")
+
+
+def _failing_module(model, call) -> str | None:
+    """The innermost module running when call() raised (None: it did not raise, or raised outside a module)."""
+    import torch
+
+    stack: list[str] = []
+    hooks = []
+    try:
+        for name, m in model.named_modules():
+            if name and not isinstance(m, torch.jit.ScriptModule):
+                hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append(n)))
+                hooks.append(m.register_forward_hook(lambda _m, _a, _o: _pop(stack)))
+        with torch.no_grad():
+            call()
+        return None
+    except Exception:  # noqa: BLE001
+        if not stack:
+            raise
+        return stack[-1]
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def _make_mkldnn_runnable(model, call, max_fixes: int = 500) -> list[str]:
+    """Make a to_mkldnn model run as the jit's MKLDNN graph would, for the remainder estimate: an eltwise
+    module the jit runs on MKLDNN tensors becomes an in-place MKLDNN ReLU (the same one memory pass);
+    any other module that refuses MKLDNN tensors runs dense between a to_dense and a to_mkldnn, the
+    conversions the jit inserts there. Raises when an op outside any module refuses (it cannot be wrapped)."""
+    from torch import nn
+
+    class MkldnnEltwise(nn.Module):
+        def forward(self, x):
+            return x.relu_()
+
+    class DenseIsland(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x.to_dense()).to_mkldnn()
+
+    fixed: list[str] = []
+    for _ in range(max_fixes):
+        path = _failing_module(model, call)
+        if path is None:
+            return fixed
+        mod = model.get_submodule(path)
+        if isinstance(mod, (MkldnnEltwise, DenseIsland)):
+            raise RuntimeError(f"{path} still refuses MKLDNN tensors")
+        new = MkldnnEltwise() if type(mod).__name__ in _JIT_MKLDNN_ELTWISE else DenseIsland(mod)
+        _set_submodule(model, path, new)
+        fixed.append(path)
+    raise RuntimeError("too many modules refuse MKLDNN tensors")
 
 
 def _copy(model):
@@ -1034,8 +1102,9 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     res.conv_ms = conv
     res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
     if res.mode == "jit_mkldnn":
-        res.predict_note = ("convs on the mkldnn path; remainder of the to_mkldnn model with BatchNorm folded; "
-                            "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+        res.predict_note = ("convs on the mkldnn path; remainder of the to_mkldnn model with BatchNorm folded "
+                            "(ReLU6-like modules as an MKLDNN eltwise, as the jit runs them); conversions: the "
+                            "graph's to_mkldnn/to_dense nodes (profiler)")
 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:

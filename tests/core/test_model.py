@@ -214,3 +214,26 @@ def test_a_mode_the_model_cannot_run_names_the_op_and_the_module(tmp_path, monke
     assert r.status in ("unsupported", "error")
     assert "hardtanh" in r.error and "act" in r.error and "\n" not in r.error
     assert "cannot run" in M.mode_line(r)
+
+
+class MeanHead(nn.Module):
+    def forward(self, x):
+        return x.mean((2, 3), keepdim=True)  # refuses MKLDNN tensors
+
+
+def test_the_jit_remainder_model_runs_refusing_modules_as_the_jit_would():
+    import torch.utils.mkldnn
+
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU6(), nn.Conv2d(4, 4, 1), MeanHead()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    mm = torch.utils.mkldnn.to_mkldnn(net)
+    xm = x.to_mkldnn()
+    with pytest.raises(NotImplementedError):
+        mm(xm)
+    assert M._make_mkldnn_runnable(mm, lambda: mm(xm)) == ["1", "3"]
+    assert type(mm[1]).__name__ == "MkldnnEltwise" and type(mm[3]).__name__ == "DenseIsland"
+    with torch.no_grad():
+        out = mm(xm)
+    assert out.layout == torch._mkldnn and tuple(out.shape) == (1, 4, 1, 1)
+    # the hooks that found the modules left every output as it was
+    assert M._failing_module(mm, lambda: mm(xm)) is None
