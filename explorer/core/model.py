@@ -995,10 +995,11 @@ def iter_model(
             elif isinstance(ev, PointSkipped):
                 pass
             yield ev
-        if cancelled():
-            yield ModelFinished(ModelReport(inv, [], [], torch.get_num_threads(), started), True)
-            return
         summaries = [summarize_layer(lay, per_layer[i]) for i, lay in enumerate(inv.layers)]
+        if cancelled():  # the rows measured so far are the report (the CSV keeps them)
+            done = [s for s in summaries if s.results]
+            yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started), True)
+            return
         # ---- end to end --------------------------------------------------------------------------
         with torch.no_grad():
             ref = net(x)

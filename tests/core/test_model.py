@@ -237,3 +237,26 @@ def test_the_jit_remainder_model_runs_refusing_modules_as_the_jit_would():
     assert out.layout == torch._mkldnn and tuple(out.shape) == (1, 4, 1, 1)
     # the hooks that found the modules left every output as it was
     assert M._failing_module(mm, lambda: mm(xm)) is None
+
+
+def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
+    from explorer.core.runner import PathFinished
+
+    seen = {"rows": 0}
+
+    def cancel():
+        return seen["rows"] >= 2
+
+    ropts = RunOptions(paths=("dense", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
+    events = []
+    for ev in M.iter_model("tiny", "1,3,16,16", run_opts=ropts, threads=1, cancel=cancel,
+                           model_opts=M.ModelOptions(mode_budget_ms=10, min_samples=3)):
+        events.append(ev)
+        if isinstance(ev, PathFinished):
+            seen["rows"] += 1
+    last = events[-1]
+    assert isinstance(last, M.ModelFinished) and last.cancelled
+    assert not any(isinstance(e, M.ModeStarted) for e in events)
+    assert [s.layer.name for s in last.report.layers] == ["stem"]
+    rows = M.report_rows(last.report)
+    assert [r["kind"] for r in rows] == ["layer", "layer_path", "layer_path"]
