@@ -218,7 +218,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.baseline_view, "Compare")
         self.model_view = _make_model_view()
         if self.model_view is not None:  # the whole-model planner (explorer.gui.model_view)
-            self.tabs.addTab(self.model_view, "Model")
+            # In a scroll area, as the sweep view: its controls must not widen the window past 1280x800.
+            self.model_tab = _scrolled(self.model_view)
+            self.tabs.addTab(self.model_tab, "Model")
             self.model_view.options_source = lambda: self.panel.run_options()
             self.model_view.open_spec.connect(self.open_layer)
             self.model_view.started.connect(lambda: self._sweep_running(True))

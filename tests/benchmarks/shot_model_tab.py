@@ -34,7 +34,7 @@ def main() -> int:
     win.resize(w, h)
     win.show()
     view = win.model_view
-    win.tabs.setCurrentWidget(view)
+    win.tabs.setCurrentWidget(win.model_tab)
     view.set_model(a.model)
     view.set_input(a.input)
     view.set_options(RunOptions(paths=PATHS, budget_ms=a.budget_ms, threads=a.threads, trace=False))

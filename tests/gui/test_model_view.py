@@ -21,8 +21,8 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
 
     win = make_window()
     view = win.model_view
-    assert win.tabs.tabText(win.tabs.indexOf(view)) == "Model"
-    win.tabs.setCurrentWidget(view)
+    assert win.tabs.tabText(win.tabs.indexOf(win.model_tab)) == "Model"
+    win.tabs.setCurrentWidget(win.model_tab)
     view.set_model("tiny")
     view.set_input("2,3,16,16")
     view.set_options(FAST)
