@@ -213,6 +213,10 @@ class ModelView(QWidget):
         self.export_button = QPushButton("Export CSV…")
         self.export_button.setEnabled(False)
         self.export_button.setToolTip("Both tables in one CSV (kind = layer, layer_path, mode), as the CLI writes it.")
+        self.open_button = QPushButton("Open layer in Run tab")
+        self.open_button.setEnabled(False)
+        self.open_button.setToolTip("Open the selected layer's spec in the Run tab (or double-click the row).")
+        self.open_button.clicked.connect(lambda: self._open_row(self.layers.currentRow(), 0))
         self.run_button.clicked.connect(self.run)
         self.stop_button.clicked.connect(self.stop)
         self.export_button.clicked.connect(lambda: self.export_csv())
@@ -224,6 +228,7 @@ class ModelView(QWidget):
         top.addWidget(self.run_button)
         top.addWidget(self.stop_button)
         top.addWidget(self.export_button)
+        top.addWidget(self.open_button)
         top.addStretch(1)
 
         self.answer = QLabel("Pick a model and run it: every convolution over the paths, then the model end to end "
@@ -242,6 +247,8 @@ class ModelView(QWidget):
         self.layers.setItemDelegateForColumn(LAYER_HEAD.index("share of conv time"), ShareBar(self.layers))
         self.layers.setToolTip("Double-click a layer to open its spec in the Run tab.")
         self.layers.cellDoubleClicked.connect(self._open_row)
+        self.layers.itemSelectionChanged.connect(
+            lambda: self.open_button.setEnabled(self.layer_spec(self.layers.currentRow()) is not None))
         self.modes_table = self._table(MODE_HEAD)
         self.modes_table.setObjectName("modelModes")
         self.modes_table.setSortingEnabled(False)

@@ -68,6 +68,13 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
     view.layers.cellDoubleClicked.emit(row, 0)
     assert win.tabs.currentIndex() == 0
     assert win.panel.spec.desc == "g8mb2ic8ih8oc8oh8kh3ph1"
+    # ... or with the button, for the selected row
+    win.tabs.setCurrentWidget(win.model_tab)
+    stem = next(r for r in range(3) if view.layers.item(r, 0).text() == "stem")
+    view.layers.selectRow(stem)
+    assert view.open_button.isEnabled()
+    view.open_button.click()
+    assert win.tabs.currentIndex() == 0 and win.panel.spec.desc == "mb2ic3ih16oc8oh8kh3sh2ph1"
     assert model_view.live_threads() == 0
 
 
