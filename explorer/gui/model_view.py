@@ -282,6 +282,7 @@ class ModelView(QWidget):
         t.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         t.horizontalHeader().setStretchLastSection(True)
         t.setSortingEnabled(True)
+        t.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)  # the model's order until a header is clicked
         t.setWordWrap(False)
         return t
 
@@ -396,14 +397,12 @@ class ModelView(QWidget):
         if self.inv is None:
             return
         paths = self._paths()
-        head = list(LAYER_HEAD[:3]) + [f"{p} ms" for p in paths] + list(LAYER_HEAD[3:])
+        # The verdict columns first (they stay in view), then one column per path.
+        head = list(LAYER_HEAD) + [f"{p} ms" for p in paths]
         t = self.layers
         t.setSortingEnabled(False)
         if t.columnCount() != len(head):
             t.setColumnCount(len(head))
-            t.setItemDelegateForColumn(len(head) - 1, ShareBar(t))
-            for c in range(len(head) - 1):
-                t.setItemDelegateForColumn(c, QStyledItemDelegate(t))
         t.setHorizontalHeaderLabels(head)
         t.setRowCount(len(self.inv.layers))
         sums = [summarize_layer(lay, self.layer_results.get(i, {})) for i, lay in enumerate(self.inv.layers)]
@@ -416,6 +415,16 @@ class ModelView(QWidget):
             desc = QTableWidgetItem(lay.desc or lay.error)
             desc.setToolTip(lay.error or lay.desc)
             cells = [name, _Num(str(lay.count), lay.count), desc]
+            best = QTableWidgetItem(s.best_path or "")
+            if s.best_path:
+                best.setForeground(QColor(path_color(s.best_path)))
+            cells += [best, _Num(f"{s.best_ms:.4g}" if s.best_ms else "", s.best_ms),
+                      _Num(f"{s.margin:.2f}x" if s.margin else "", s.margin)]
+            share = (s.best_ms or 0) * lay.count / total
+            bar = _Num(f"{100 * share:.0f}%" if s.best_ms else "", share)
+            bar.setData(SHARE_ROLE, share)
+            bar.setData(Qt.UserRole + 3, path_color(s.best_path) if s.best_path else None)
+            cells.append(bar)
             for p in paths:
                 r = s.results.get(p)
                 if r is None:
@@ -429,21 +438,11 @@ class ModelView(QWidget):
                     if r.noisy:
                         c.setToolTip(r.quality_reason)
                     cells.append(c)
-            best = QTableWidgetItem(s.best_path or "")
-            if s.best_path:
-                best.setForeground(QColor(path_color(s.best_path)))
-            cells += [best, _Num(f"{s.best_ms:.4g}" if s.best_ms else "", s.best_ms),
-                      _Num(f"{s.margin:.2f}x" if s.margin else "", s.margin)]
-            share = (s.best_ms or 0) * lay.count / total
-            bar = _Num(f"{100 * share:.0f}%" if s.best_ms else "", share)
-            bar.setData(SHARE_ROLE, share)
-            bar.setData(Qt.UserRole + 3, path_color(s.best_path) if s.best_path else None)
-            cells.append(bar)
             for c, item in enumerate(cells):
                 t.setItem(i, c, item)
         t.setSortingEnabled(True)
         if t.rowCount() and (self.report is not None or t.columnWidth(0) < 60):
-            self._fit(t, {0: 190, 1: 50, 2: 210})
+            self._fit(t, {0: 190, 1: 50, 2: 210, 6: 150})
 
     @staticmethod
     def _fit(t: QTableWidget, caps: dict) -> None:

@@ -36,6 +36,7 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
     head = [view.layers.horizontalHeaderItem(c).text() for c in range(view.layers.columnCount())]
     assert head[:3] == ["layer", "count", "desc"] and "dense ms" in head and "mkldnn ms" in head
     best_col, share_col = head.index("best path"), head.index("share of conv time")
+    assert [view.layers.item(r, 0).text() for r in range(3)] == ["stem", "dw", "pw"]  # the model's order
     rows = {view.layers.item(r, 0).text(): r for r in range(3)}
     assert view.layers.item(rows["pw"], 1).text() == "2"
     assert view.layers.item(rows["pw"], best_col).text() in ("dense", "mkldnn")
