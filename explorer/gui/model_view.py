@@ -455,6 +455,7 @@ class ModelView(QWidget):
         from explorer.core.model import MODE_LABEL
 
         t = self.modes_table
+        t.clearSpans()
         t.setRowCount(len(modes))
         for i, r in enumerate(modes):
             ok = r.status == "ok"
@@ -475,8 +476,14 @@ class ModelView(QWidget):
             if r.noisy:
                 cells[10].setToolTip(r.quality_reason)
             cells[-1].setToolTip(cells[-1].text())
+            if not ok:  # the exact error, where the figures would be (the op and module are named in it)
+                cells[2] = QTableWidgetItem(r.error)
+                cells[2].setToolTip(r.error)
+                cells[-1] = QTableWidgetItem("")
             for c, item in enumerate(cells):
                 t.setItem(i, c, item)
+            if not ok:
+                t.setSpan(i, 2, 1, len(MODE_HEAD) - 2)
         if t.rowCount() == 1 or self.report is not None:
             t.resizeColumnsToContents()
             t.setColumnWidth(len(MODE_HEAD) - 1, max(200, t.columnWidth(len(MODE_HEAD) - 1)))

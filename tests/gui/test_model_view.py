@@ -87,3 +87,17 @@ def test_a_bad_model_is_one_sentence_in_the_tab(make_window, qtbot):
     _run(qtbot, view)
     assert "no module named" in view.last_error and "\n" not in view.last_error
     assert view.report is None and view.run_button.isEnabled()
+
+
+def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
+    from explorer.core.model import ModeResult
+    from explorer.gui.model_view import ModelView
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    err = "NotImplementedError (at aten.hardtanh_.default in features.0.2, ReLU6): Could not run 'aten::hardtanh_'"
+    v._fill_modes([ModeResult("nchw", measured_ms=2.0), ModeResult("to_mkldnn", status="unsupported", error=err)])
+    assert v.modes_table.item(1, 1).text() == "unsupported"
+    assert v.modes_table.item(1, 2).text() == err and v.modes_table.columnSpan(1, 2) > 5
+    v._fill_modes([ModeResult("nchw", measured_ms=2.0)])
+    assert v.modes_table.columnSpan(0, 2) == 1
