@@ -8,7 +8,27 @@ row was disturbed, and a noisy row's ratio is uncertain, not a finding.
 
     python tests/benchmarks/bench_model.py [--nets resnet50,mobilenet_v2] [--mbs 1,8] [--threads N]
         [--budget-ms 300] [--mode-budget-ms 3000] [--out-dir /tmp/bench_model]
-"""
+
+Measured 2026-12-01 on the shared 2-core AMD EPYC (Zen 3, AVX2, no AVX-512), torch 2.13.0+cpu, oneDNN 3.12,
+`python tests/benchmarks/bench_model.py --threads 1` (two runs, 09:46 and 10:05 UTC). Other engineers'
+tests were running (load 1.0-4.9), and in both runs every loop is `noisy`. The canary said the CPU ran
+10-110% slower than its best, i.e. the host shared our cores. So these ratios are uncertain, not findings.
+pred/meas per run:
+
+| net | mb | nchw | channels_last | to_mkldnn | jit_mkldnn |
+|---|---|---|---|---|---|
+| resnet50 | 1 | 0.88 / 0.91 | 0.80 / 0.91 | 0.81 / 0.96 | 0.99 / 0.82 |
+| resnet50 | 8 | 0.84 / 1.08 | 0.88 / 1.03 | 0.83 / 1.11 | 1.20 / 1.07 |
+| mobilenet_v2 | 1 | 0.83 / 0.86 | 0.66 / 0.64 | unsupported (hardtanh_) | 1.31 / 1.25 |
+| mobilenet_v2 | 8 | 1.02 / 0.79 | 0.56 / 0.89 | unsupported (hardtanh_) | 1.30 / 1.42 |
+
+Two deviations repeat across runs, so they are likely systematic:
+- MobileNetV2 jit_mkldnn measures faster than predicted (1.25-1.42). The per-layer `mkldnn` path gets a
+  plain (abcd) MKLDNN input and reorders it on every call. In the jit's MKLDNN pipeline, each conv gets the
+  previous op's blocked output, so that reorder disappears. Memory-bound depthwise and 1x1 convs feel it most.
+- MobileNetV2 channels_last at mb1 measures slower than predicted (0.64-0.66). Every conv keeps NHWC in
+  and out (checked), so the cause is still open.
+
 
 from __future__ import annotations
 
