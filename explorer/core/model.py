@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
-import math
 import os
 import sys
 import time
