@@ -15,10 +15,10 @@ import signal
 import sys
 
 from explorer import __version__
-from explorer.cli import compare, inspect_cmds, run, sweep
+from explorer.cli import compare, inspect_cmds, model, run, sweep
 from explorer.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, Terminated, UsageError
 
-GROUPS = (run, inspect_cmds, sweep, compare)
+GROUPS = (run, inspect_cmds, sweep, compare, model)
 COMMANDS = {name: fn for g in GROUPS for name, fn in g.COMMANDS.items()}
 
 

@@ -38,12 +38,13 @@ class ChildDied(ExplorerError):
 
 
 def _jobs():
+    from explorer.core.model import iter_model
     from explorer.core.runner import iter_run
     from explorer.core.sweep import iter_points
 
     from explorer.core.machine import iter_peak
 
-    return {"run": iter_run, "points": iter_points, "peak": iter_peak}
+    return {"run": iter_run, "points": iter_points, "peak": iter_peak, "model": iter_model}
 
 
 def _wait_ack(conn, flag, seq: int) -> None:

@@ -78,6 +78,14 @@ def _make_trace_view():
     return TraceView()
 
 
+def _make_model_view():
+    try:
+        from explorer.gui.model_view import ModelView
+    except ImportError:
+        return None
+    return ModelView()
+
+
 class MainWindow(QMainWindow):
     run_finished = Signal(bool)  # True when stopped by the user
     run_failed = Signal(str)
@@ -247,6 +255,16 @@ class MainWindow(QMainWindow):
         self.roofline_view.measure_button.clicked.connect(self.measure_peak)
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
+        self.model_view = _make_model_view()
+        if self.model_view is not None:  # the whole-model planner (explorer.gui.model_view)
+            # In a scroll area, as the sweep view: its controls must not widen the window past 1280x800.
+            self.model_tab = _scrolled(self.model_view)
+            self.tabs.addTab(self.model_tab, "Model")
+            self.model_view.options_source = lambda: self.panel.run_options()
+            self.model_view.open_spec.connect(self.open_layer)
+            self.model_view.started.connect(lambda: self._sweep_running(True))
+            self.model_view.finished.connect(lambda _stopped: self._sweep_running(False))
+            self.model_view.status.connect(lambda text: self.status_label.setText(text))
         self.tabs.currentChanged.connect(lambda *_: self._refresh_overviews())
         self.setCentralWidget(self.tabs)
 
@@ -430,6 +448,11 @@ class MainWindow(QMainWindow):
             self.roofline_view.set_results(self.all_results())
             return self.roofline_view.export(path)
         return self.sweep_view is not None and self.sweep_view.export_chart(path)
+
+    def open_layer(self, spec) -> None:
+        """A layer of the Model tab, opened in the Run tab with its spec."""
+        self.panel.set_spec(spec)
+        self.tabs.setCurrentIndex(0)
 
     def _sweep_running(self, on: bool) -> None:
         """One measurement at a time: a sweep and a run would time each other."""
@@ -1051,6 +1074,8 @@ class MainWindow(QMainWindow):
                 self.sweep_view.shutdown()
             except Exception:  # noqa: BLE001
                 pass
+        if getattr(self, "model_view", None) is not None:
+            self.model_view.shutdown()
         if self.peak_worker is not None:
             self.peak_worker.wait()
         self.roofline_view.shutdown(2000)  # its own "Measure peak" worker, if one is running

@@ -1,0 +1,192 @@
+"""`model`: the whole-model planner. Should I convert my model, and what will it gain end to end?
+
+    mkldnn-explorer model resnet50 --mb 1 --csv m.csv
+    mkldnn-explorer model mypkg.net:make --input 1,3,32,32
+    mkldnn-explorer model exported.pt2
+
+Inventory of every convolution (identical ones counted), the per-layer table over the paths (the batch
+machinery), the end-to-end modes measured for real, each predicted from the per-layer table, and the
+answer in one line. The CSV (one file) has `kind` = layer, layer_path and mode rows; it is rewritten
+atomically as rows finish.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from explorer.cli.common import fmt as _fmt, int_arg, paths_arg, positive_float
+
+COMMANDS: dict = {}
+
+
+def add_parsers(sub) -> None:
+    from explorer.core.model import DEFAULT_MODE_BUDGET_MS, MODES
+
+    p = sub.add_parser(
+        "model", help="plan a whole model: per-layer paths, end-to-end modes measured and predicted",
+        description="MODEL is a built-in reference network (resnet50, resnet18, mobilenet_v2, tiny), a "
+                    "package.module:callable returning an nn.Module (imported from the current folder or "
+                    "sys.path), or a saved torch.export program (.pt2) or TorchScript file.")
+    p.add_argument("model", help="resnet50 | mobilenet_v2 | package.module:callable | file.pt2 | file.pt")
+    p.add_argument("--input", type=str, default=None,
+                   help="input shape N,C,H,W (default: the built-in's, the exported program's, or 1,3,224,224)")
+    p.add_argument("--mb", type=int_arg, default=None, help="minibatch (replaces the input's first dimension)")
+    p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
+    p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
+    p.add_argument("--paths", type=str, default="all", help="per-layer paths, comma-separated, or 'all' (default)")
+    p.add_argument("--budget-ms", type=positive_float, default=300.0, help="time budget per layer and path (default 300)")
+    p.add_argument("--modes", type=str, default="all", help=f"end-to-end modes: {','.join(MODES)} or 'all' (default)")
+    p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
+                   help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f})")
+    p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
+    p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
+    p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
+
+
+def _modes_arg(text: str) -> tuple[str, ...]:
+    from explorer.core.model import MODES
+
+    if text.strip() == "all":
+        return MODES
+    return tuple(m.strip() for m in text.split(",") if m.strip())
+
+
+def cmd_model(args) -> int:
+    from explorer.core.interference import warning_line
+    from explorer.core.model import (
+        ModelCsvSink, ModelFinished, ModelOptions, ModelStarted, ModeFinished, ModeStarted, iter_model,
+        layer_path_row, parse_input, report_rows,
+    )
+    from explorer.core.results import check_writable
+    from explorer.core.runner import PathFinished, RunOptions
+    from explorer.core.spec import parse_dtype
+    from explorer.core.sweep import PointSkipped, PointStarted
+
+    dtype = parse_dtype(args.dtype) if args.dtype else "f32"
+    shape = parse_input(args.input)
+    if args.mb is not None and args.mb < 1:
+        from explorer.core.errors import InputError
+
+        raise InputError(f"--mb must be a positive whole number, got {args.mb}.", "mb")
+    ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
+                       trace=not args.no_trace).validate()
+    mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()
+    sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
+    quiet = args.json
+    inv = None
+    report = None
+    layer_of: dict[int, object] = {}
+    current = {"i": -1}
+
+    def note(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    try:
+        for ev in iter_model(args.model, shape, args.mb, dtype, args.threads, ropts, mopts):
+            if isinstance(ev, ModelStarted):
+                inv = ev.inventory
+                layer_of = dict(enumerate(inv.layers))
+                note(inv.summary())
+            elif isinstance(ev, PointStarted):
+                current["i"] = ev.point.index
+                lay = layer_of[ev.point.index]
+                note(f"[{ev.progress.done + 1}/{ev.progress.total}] {lay.name}"
+                     f"{f' (x{lay.count})' if lay.count > 1 else ''}  {lay.desc}")
+            elif isinstance(ev, PointSkipped):
+                note(f"[{ev.progress.done}/{ev.progress.total}] {layer_of[ev.point.index].name}  skipped: {ev.point.error}")
+            elif isinstance(ev, PathFinished):
+                sink.add(layer_path_row(inv, layer_of[current["i"]], ev.result))
+            elif isinstance(ev, ModeStarted):
+                note(f"mode {ev.index + 1}/{ev.total}: {ev.mode} ...")
+            elif isinstance(ev, ModeFinished):
+                pass
+            elif isinstance(ev, ModelFinished):
+                report = ev.report
+                sink.replace(report_rows(report))
+    finally:
+        if report is not None and not quiet:
+            print(format_layers(report))
+            print()
+            print(format_modes(report))
+            rows = [r for s in report.layers for r in s.results.values()] + list(report.modes)
+            warn = warning_line(rows)
+            if warn:
+                print(warn)
+            print()
+            from explorer.core.model import mode_line
+
+            for r in report.modes:
+                print(mode_line(r))
+            print(f"answer: {report.answer()}")
+        if args.csv and not quiet:
+            print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)
+    if quiet and report is not None:
+        print(json.dumps({"rows": report_rows(report), "answer": report.answer()}, indent=1))
+    return 0
+
+
+def _table(head: tuple, rows: list[tuple]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def format_layers(report) -> str:
+    """One line per distinct conv: its count, descriptor, every path's median and the winner's margin."""
+    paths = []
+    for s in report.layers:
+        for p in s.results:
+            if p not in paths:
+                paths.append(p)
+    head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), "best", "margin")
+    rows = []
+    for s in report.layers:
+        cells = []
+        for p in paths:
+            r = s.results.get(p)
+            if r is None:
+                cells.append("-")
+            elif r.status != "ok":
+                cells.append(r.status)
+            else:
+                cells.append(("~" if r.noisy else "") + _fmt(r.median_ms))
+        margin = f"{s.margin:.2f}x" if s.margin else "-"
+        name = s.layer.name if len(s.layer.name) <= 28 else "..." + s.layer.name[-25:]
+        rows.append((name, s.layer.count, s.layer.desc if not s.layer.error else s.layer.error[:60], *cells,
+                     s.best_path or "-", margin))
+    return _table(head, rows)
+
+
+def format_modes(report) -> str:
+    head = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "speedup", "predicted", "conv ms",
+            "conversions ms", "remainder ms", "max err", "quality")
+    rows = []
+    for r in report.modes:
+        if r.status != "ok":
+            rows.append((r.mode, r.status, r.error[:140]))
+            continue
+        agree = f"{r.predicted_ms / r.measured_ms:.2f}" if r.predicted_ms and r.measured_ms else "-"
+        t = "~" if r.uncertain else ""
+        sp = f"{t}{r.speedup:.2f}x" if r.speedup else "-"
+        ps = f"{t}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "-"
+        rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms), _fmt(r.predicted_ms), agree,
+                     sp, ps, _fmt(r.conv_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
+                     r.quality or "-"))
+    full = [r for r in rows if len(r) == len(head)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *full)] if full else [len(h) for h in head]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths)).rstrip()]
+    for r in rows:
+        if len(r) < len(head):
+            lines.append(f"{str(r[0]).ljust(widths[0])}  {str(r[1]).ljust(widths[1])}  {r[2]}")
+        else:
+            lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    notes = [f"  {r.mode}: {r.predict_note}" for r in report.modes if r.predict_note and r.status == "ok"]
+    return "\n".join(lines + notes)
+
+
+COMMANDS.update({"model": cmd_model})

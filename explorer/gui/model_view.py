@@ -1,0 +1,525 @@
+"""The Model tab: pick a built-in network or type package.module:callable, run the whole-model planner,
+see the layer table (sortable; each layer's best path, a bar of its share of the model's conv time) and the
+end-to-end modes (measured beside predicted), the one-line answer, and jump from a layer to the Run tab.
+
+The job is core.model.iter_model, run through explorer.gui.measure (the measuring child process) like the
+Run and Sweep tabs: never in the window's process. Events arrive in a QThread that only reads the pipe and
+forwards them, coalesced, as queued signals.
+
+API (for the main window):
+    ModelView(parent=None)
+    set_model(text), set_input(text), set_options(opts: RunOptions), set_mode_budget(ms)
+    run() -> bool, stop(), is_running(), shutdown(timeout_ms) -> bool
+    report                      the last ModelReport (None before a run ends)
+    export_csv(path) -> bool    the model CSV (layer, layer_path and mode rows), the CLI's schema
+    signals: started(), finished(bool cancelled), open_spec(ConvSpec), status(str)
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+
+from PySide6.QtCore import QObject, QRect, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+    QSplitter, QStyledItemDelegate, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from explorer.core.errors import ExplorerError
+from explorer.gui import measure
+from explorer.gui.colors import path_color
+from explorer.gui.worker import ThreadController
+
+SHARE_ROLE = Qt.UserRole + 1
+SPEC_ROLE = Qt.UserRole + 2
+BUILTIN_CHOICES = ("resnet50", "mobilenet_v2", "resnet18", "tiny")
+_live_threads: set = set()
+
+
+def live_threads() -> int:
+    return len(_live_threads)
+
+
+class _Num(QTableWidgetItem):
+    """A cell that sorts by its number (Qt.UserRole), not its text."""
+
+    def __init__(self, text: str, value):
+        super().__init__(text)
+        self.setData(Qt.UserRole, value)
+        self.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+
+    def __lt__(self, other):
+        a, b = self.data(Qt.UserRole), other.data(Qt.UserRole)
+        if a is None:
+            return False
+        if b is None:
+            return True
+        return a < b
+
+
+class ShareBar(QStyledItemDelegate):
+    """A bar of the layer's share of the model's conv time, in its best path's colour."""
+
+    def paint(self, painter: QPainter, option, index):
+        super().paint(painter, option, index)
+        share = index.data(SHARE_ROLE)
+        if not share:
+            return
+        color = QColor(index.data(Qt.UserRole + 3) or "#4C72B0")
+        color.setAlpha(150)  # the percentage stays readable under the bar
+        r = option.rect.adjusted(3, 4, -3, -4)
+        painter.save()
+        painter.fillRect(QRect(r.left(), r.top(), max(1, int(r.width() * min(1.0, share))), r.height()), color)
+        painter.restore()
+
+
+class ModelWorker(QObject):
+    """Reads the model job's events from the measuring process and forwards them to the GUI thread."""
+
+    inventory = Signal(object)  # core.model.Inventory
+    layer_done = Signal(int, object)  # layer index, Result
+    mode_started = Signal(str, int, int)
+    mode_done = Signal(object)  # ModeResult
+    report = Signal(object)  # ModelReport
+    progress = Signal(str)
+    failed = Signal(str, str)
+    done = Signal(bool)
+    boundary = Signal(object)  # threading.Event: the measuring child waits; the window draws, then sets it
+
+    def __init__(self, args: tuple, kwargs: dict):
+        super().__init__()
+        self.args, self.kwargs = args, kwargs
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        measure.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @Slot()
+    def run(self) -> None:
+        from explorer.core.model import ModelFinished, ModelStarted, ModeFinished, ModeStarted
+        from explorer.core.runner import PathFinished, PathStarted, Samples
+        from explorer.core.sweep import PointStarted
+
+        cancelled = False
+        current = -1
+        names: dict[int, str] = {}
+        try:
+            for ev in measure.events("model", *self.args, cancel=self._cancel, **self.kwargs):
+                measure.set_timing(False)  # the child is between bursts now
+                if isinstance(ev, Samples):
+                    measure.paced_boundary(self, self.boundary.emit)  # the child waits until the window drew
+                elif isinstance(ev, ModelStarted):
+                    names = {i: lay.name for i, lay in enumerate(ev.inventory.layers)}
+                    self.inventory.emit(ev.inventory)
+                elif isinstance(ev, PointStarted):
+                    current = ev.point.index
+                    p = ev.progress
+                    self.progress.emit(f"layer {p.done + 1}/{p.total}: {names.get(current, '')}")
+                elif isinstance(ev, PathStarted):
+                    self.progress.emit(f"layer {current + 1}/{len(names)}: {names.get(current, '')} · {ev.path}")
+                elif isinstance(ev, PathFinished):
+                    ev.result.samples_ms = None
+                    self.layer_done.emit(current, ev.result)
+                elif isinstance(ev, ModeStarted):
+                    self.mode_started.emit(ev.mode, ev.index, ev.total)
+                    self.progress.emit(f"end to end {ev.index + 1}/{ev.total}: {ev.mode}")
+                elif isinstance(ev, ModeFinished):
+                    self.mode_done.emit(ev.result)
+                elif isinstance(ev, ModelFinished):
+                    cancelled = ev.cancelled
+                    self.report.emit(ev.report)
+        except ExplorerError as e:
+            self.failed.emit(str(e), getattr(e, "field", None) or "")
+        except Exception as e:  # noqa: BLE001 - shown to the user, never crashes the app
+            traceback.print_exc()
+            self.failed.emit(f"{type(e).__name__}: {e}", "")
+        finally:
+            measure.set_timing(False)
+            self.done.emit(cancelled or self._cancel.is_set())
+
+
+class ModelController(ThreadController):
+    inventory = Signal(object)
+    layer_done = Signal(int, object)
+    mode_started = Signal(str, int, int)
+    mode_done = Signal(object)
+    report = Signal(object)
+    progress = Signal(str)
+    SHUTDOWN_MS = 10_000
+    registries = (_live_threads,)
+
+    def start(self, args: tuple, kwargs: dict) -> bool:
+        if self.running:
+            return False
+        worker = ModelWorker(args, kwargs)
+        worker.done.connect(lambda _c: QThread.currentThread().quit(), Qt.DirectConnection)
+        return self._launch(worker, "mkldnn-explorer-model", {
+            worker.inventory: self.inventory.emit, worker.layer_done: self.layer_done.emit,
+            worker.mode_started: self.mode_started.emit, worker.mode_done: self.mode_done.emit,
+            worker.report: self.report.emit, worker.progress: self.progress.emit,
+        })
+
+
+LAYER_HEAD = ("layer", "count", "desc", "best path", "best ms", "margin", "share of conv time")
+MODE_HEAD = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "speedup", "predicted speedup",
+             "conv ms", "conversions ms", "remainder ms", "quality", "note / error")
+
+
+class ModelView(QWidget):
+    started = Signal()
+    finished = Signal(bool)
+    open_spec = Signal(object)  # ConvSpec of the layer the user wants to see in the Run tab
+    status = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("modelView")
+        from explorer.core.model import DEFAULT_MODE_BUDGET_MS
+        from explorer.core.runner import RunOptions
+
+        self.opts = RunOptions(budget_ms=300.0)
+        self.mode_budget_ms = DEFAULT_MODE_BUDGET_MS
+        self.options_source = None  # the main window's panel: paths, threads and budget of the Run tab
+        self.inv = None
+        self.report = None
+        self.layer_results: dict[int, dict] = {}
+        self.modes: list = []
+        self.last_error = ""
+        self.controller = ModelController(self)
+        self.controller.inventory.connect(self._on_inventory)
+        self.controller.layer_done.connect(self._on_layer)
+        self.controller.mode_done.connect(self._on_mode)
+        self.controller.report.connect(self._on_report)
+        self.controller.progress.connect(self._on_progress)
+        self.controller.failed.connect(self._on_failed)
+        self.controller.finished.connect(self._on_finished)
+
+        self.model_box = QComboBox()
+        self.model_box.setEditable(True)
+        self.model_box.addItems(BUILTIN_CHOICES)
+        self.model_box.setMinimumWidth(220)
+        self.model_box.setToolTip("A built-in reference network, or package.module:callable returning an nn.Module "
+                                  "(imported from the current folder or sys.path), or a .pt2 / TorchScript file.")
+        self.input_edit = QLineEdit("")
+        self.input_edit.setPlaceholderText("input (default: the model's)")
+        self.input_edit.setToolTip("Input shape N,C,H,W, e.g. 1,3,224,224.")
+        self.input_edit.setMaximumWidth(180)
+        self.run_button = QPushButton("Run model")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setEnabled(False)
+        self.export_button.setToolTip("Both tables in one CSV (kind = layer, layer_path, mode), as the CLI writes it.")
+        self.open_button = QPushButton("Open layer in Run tab")
+        self.open_button.setEnabled(False)
+        self.open_button.setToolTip("Open the selected layer's spec in the Run tab (or double-click the row).")
+        self.open_button.clicked.connect(lambda: self._open_row(self.layers.currentRow(), 0))
+        self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
+        self.export_button.clicked.connect(lambda: self.export_csv())
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Model"))
+        top.addWidget(self.model_box)
+        top.addWidget(QLabel("Input"))
+        top.addWidget(self.input_edit)
+        top.addWidget(self.run_button)
+        top.addWidget(self.stop_button)
+        top.addWidget(self.export_button)
+        top.addWidget(self.open_button)
+        top.addStretch(1)
+
+        self.answer = QLabel("Pick a model and run it: every convolution over the paths, then the model end to end "
+                             "in each mode, measured and predicted.")
+        self.answer.setObjectName("modelAnswer")
+        self.answer.setWordWrap(True)
+        self.answer.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        f = self.answer.font()
+        f.setBold(True)
+        self.answer.setFont(f)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+
+        self.layers = self._table(LAYER_HEAD)
+        self.layers.setObjectName("modelLayers")
+        self.layers.setItemDelegateForColumn(LAYER_HEAD.index("share of conv time"), ShareBar(self.layers))
+        self.layers.setToolTip("Double-click a layer to open its spec in the Run tab.")
+        self.layers.cellDoubleClicked.connect(self._open_row)
+        self.layers.itemSelectionChanged.connect(
+            lambda: self.open_button.setEnabled(self.layer_spec(self.layers.currentRow()) is not None))
+        self.modes_table = self._table(MODE_HEAD)
+        self.modes_table.setObjectName("modelModes")
+        self.modes_table.setSortingEnabled(False)
+
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.layers)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(QLabel("End to end: measured per forward, predicted from the layer table "
+                            "(convs on the mode's path + forced conversions + the non-conv remainder, measured "
+                            "with the convs stubbed out)"))
+        bl.addWidget(self.modes_table)
+        split.addWidget(bottom)
+        split.setSizes([420, 230])
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.answer)
+        lay.addWidget(self.message)
+        lay.addWidget(split, 1)
+
+    @staticmethod
+    def _table(head) -> QTableWidget:
+        t = QTableWidget(0, len(head))
+        t.setHorizontalHeaderLabels(list(head))
+        t.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        t.setSelectionBehavior(QAbstractItemView.SelectRows)
+        t.setAlternatingRowColors(True)
+        t.verticalHeader().setVisible(False)
+        t.verticalHeader().setDefaultSectionSize(22)
+        t.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
+        t.horizontalHeader().setStretchLastSection(True)
+        t.setSortingEnabled(True)
+        t.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)  # the model's order until a header is clicked
+        t.setWordWrap(False)
+        return t
+
+    # ---- API ------------------------------------------------------------------------------------------
+    def set_model(self, text: str) -> None:
+        self.model_box.setCurrentText(text)
+
+    def set_input(self, text: str) -> None:
+        self.input_edit.setText(text)
+
+    def set_options(self, opts) -> None:
+        """Options for the per-layer table (else the Run tab's, read at each run)."""
+        self.opts = opts
+        self._fixed_opts = True
+
+    def set_mode_budget(self, ms: float) -> None:
+        self.mode_budget_ms = float(ms)
+
+    def is_running(self) -> bool:
+        return self.controller.running
+
+    def run(self) -> bool:
+        from explorer.core.model import ModelOptions, parse_input
+
+        if self.controller.running:
+            return False
+        text = self.model_box.currentText().strip()
+        try:
+            shape = parse_input(self.input_edit.text().strip() or None)
+            mopts = ModelOptions(mode_budget_ms=self.mode_budget_ms).validate()
+            if self.options_source is not None and not getattr(self, "_fixed_opts", False):
+                self.opts = self.options_source()
+            opts = self.opts.validate()
+        except ExplorerError as e:
+            self._show_error(str(e))
+            return False
+        self.inv, self.report, self.layer_results, self.modes, self.last_error = None, None, {}, [], ""
+        self.layers.setRowCount(0)
+        self.modes_table.setRowCount(0)
+        self.message.setText("")
+        self.answer.setText(f"Running {text} …")
+        self.export_button.setEnabled(False)
+        self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts})
+        self._set_running(True)
+        self.started.emit()
+        return True
+
+    def stop(self) -> None:
+        self.controller.stop()
+        self.message.setText("Stopping after the current call…")
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        return self.controller.shutdown(timeout_ms)
+
+    def _set_running(self, on: bool) -> None:
+        self.run_button.setEnabled(not on)
+        self.stop_button.setEnabled(on)
+        self.model_box.setEnabled(not on)
+        self.input_edit.setEnabled(not on)
+
+    def _show_error(self, msg: str) -> None:
+        self.last_error = msg
+        self.message.setText(f'<span style="color:#b3261e">{msg}</span>')
+        self.status.emit(msg)
+
+    # ---- events -------------------------------------------------------------------------------------
+    def _on_inventory(self, inv) -> None:
+        self.inv = inv
+        self.answer.setText(inv.summary())
+        self._fill_layers()
+
+    def _on_layer(self, index: int, result) -> None:
+        self.layer_results.setdefault(index, {})[result.path] = result
+        self._fill_layers()
+
+    def _on_mode(self, res) -> None:
+        self.modes.append(res)
+        self._fill_modes(self.modes)
+
+    def _on_report(self, report) -> None:
+        self.report = report
+        self._fill_layers()
+        self._fill_modes(report.modes)
+        self.answer.setText(report.answer())
+        self.export_button.setEnabled(True)
+
+    def _on_progress(self, text: str) -> None:
+        self.message.setText(text)
+        self.status.emit(text)
+
+    def _on_failed(self, msg: str, _field: str) -> None:
+        self._show_error(msg)
+        self.answer.setText("The model could not be planned.")
+
+    def _on_finished(self, cancelled: bool) -> None:
+        self._set_running(False)
+        if not self.last_error:
+            self.message.setText("Stopped: finished rows are kept." if cancelled else "Done.")
+            self.status.emit(self.message.text())
+        self.finished.emit(cancelled)
+
+    # ---- tables ---------------------------------------------------------------------------------------
+    def _paths(self) -> list[str]:
+        from explorer.gui.colors import ordered
+
+        seen = {p for res in self.layer_results.values() for p in res}
+        return ordered(seen)
+
+    def _fill_layers(self) -> None:
+        from explorer.core.model import summarize_layer
+
+        if self.inv is None:
+            return
+        paths = self._paths()
+        # The verdict columns first (they stay in view), then one column per path.
+        head = list(LAYER_HEAD) + [f"{p} ms" for p in paths]
+        t = self.layers
+        t.setSortingEnabled(False)
+        if t.columnCount() != len(head):
+            t.setColumnCount(len(head))
+        t.setHorizontalHeaderLabels(head)
+        t.setRowCount(len(self.inv.layers))
+        sums = [summarize_layer(lay, self.layer_results.get(i, {})) for i, lay in enumerate(self.inv.layers)]
+        total = sum((s.best_ms or 0) * s.layer.count for s in sums) or 1.0
+        for i, s in enumerate(sums):
+            lay = s.layer
+            name = QTableWidgetItem(lay.name)
+            name.setData(SPEC_ROLE, lay.spec)
+            name.setToolTip("\n".join(lay.modules))
+            desc = QTableWidgetItem(lay.desc or lay.error)
+            desc.setToolTip(lay.error or lay.desc)
+            cells = [name, _Num(str(lay.count), lay.count), desc]
+            best = QTableWidgetItem(s.best_path or "")
+            if s.best_path:
+                best.setForeground(QColor(path_color(s.best_path)))
+            cells += [best, _Num(f"{s.best_ms:.4g}" if s.best_ms else "", s.best_ms),
+                      _Num(f"{s.margin:.2f}x" if s.margin else "", s.margin)]
+            share = (s.best_ms or 0) * lay.count / total
+            bar = _Num(f"{100 * share:.0f}%" if s.best_ms else "", share)
+            bar.setData(SHARE_ROLE, share)
+            bar.setData(Qt.UserRole + 3, path_color(s.best_path) if s.best_path else None)
+            cells.append(bar)
+            for p in paths:
+                r = s.results.get(p)
+                if r is None:
+                    cells.append(_Num("", None))
+                elif r.status != "ok":
+                    c = _Num(r.status, None)
+                    c.setToolTip(r.error)
+                    cells.append(c)
+                else:
+                    c = _Num(("~" if r.noisy else "") + f"{r.median_ms:.4g}", r.median_ms)
+                    if r.noisy:
+                        c.setToolTip(r.quality_reason)
+                    cells.append(c)
+            for c, item in enumerate(cells):
+                t.setItem(i, c, item)
+        t.setSortingEnabled(True)
+        if t.rowCount() and (self.report is not None or t.columnWidth(0) < 60):
+            self._fit(t, {0: 190, 1: 50, 2: 210, 6: 150})
+
+    @staticmethod
+    def _fit(t: QTableWidget, caps: dict) -> None:
+        """Columns as wide as their content, capped (a cell's tooltip has the full text)."""
+        t.resizeColumnsToContents()
+        for c in range(t.columnCount()):
+            t.setColumnWidth(c, min(t.columnWidth(c), caps.get(c, 110)))
+
+    def _fill_modes(self, modes) -> None:
+        from explorer.core.model import MODE_LABEL
+
+        t = self.modes_table
+        t.clearSpans()
+        t.setRowCount(len(modes))
+        for i, r in enumerate(modes):
+            ok = r.status == "ok"
+            t_ = "~" if r.uncertain else ""
+            agree = r.predicted_ms / r.measured_ms if ok and r.predicted_ms and r.measured_ms else None
+            cells = [
+                QTableWidgetItem(MODE_LABEL.get(r.mode, r.mode)), QTableWidgetItem(r.status),
+                _Num(("~" if r.noisy else "") + f"{r.measured_ms:.4g}" if ok else "", r.measured_ms),
+                _Num(f"{r.predicted_ms:.4g}" if r.predicted_ms else "", r.predicted_ms),
+                _Num(f"{agree:.2f}" if agree else "", agree),
+                _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
+                _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
+                _Num(f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
+                _Num(f"{r.conversion_ms:.3g}" if r.conversion_ms is not None else "", r.conversion_ms),
+                _Num(f"{r.remainder_ms:.4g}" if r.remainder_ms else "", r.remainder_ms),
+                QTableWidgetItem(r.quality or ""), QTableWidgetItem(r.error or r.predict_note or r.uncertain_reason),
+            ]
+            if r.noisy:
+                cells[10].setToolTip(r.quality_reason)
+            cells[-1].setToolTip(cells[-1].text())
+            if not ok:  # the exact error, where the figures would be (the op and module are named in it)
+                cells[2] = QTableWidgetItem(r.error)
+                cells[2].setToolTip(r.error)
+                cells[-1] = QTableWidgetItem("")
+            for c, item in enumerate(cells):
+                t.setItem(i, c, item)
+            if not ok:
+                t.setSpan(i, 2, 1, len(MODE_HEAD) - 2)
+        if t.rowCount() == 1 or self.report is not None:
+            t.resizeColumnsToContents()
+            t.setColumnWidth(len(MODE_HEAD) - 1, max(200, t.columnWidth(len(MODE_HEAD) - 1)))
+
+    def layer_spec(self, row: int):
+        item = self.layers.item(row, 0)
+        return item.data(SPEC_ROLE) if item is not None else None
+
+    def _open_row(self, row: int, _col: int) -> None:
+        spec = self.layer_spec(row)
+        if spec is not None:
+            self.open_spec.emit(spec)
+
+    # ---- export -------------------------------------------------------------------------------------------
+    def export_csv(self, path: str | None = None) -> bool:
+        import os
+
+        from explorer.core.model import report_rows, write_model_csv
+
+        if self.report is None:
+            return False
+        if path is None:
+            if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS") == "1":
+                return False
+            path, _ = QFileDialog.getSaveFileName(self, "Export model CSV", "model.csv", "CSV (*.csv)")
+            if not path:
+                return False
+        try:
+            write_model_csv(path, report_rows(self.report))
+        except (OSError, ExplorerError) as e:
+            self._show_error(f"cannot write {path}: {e}")
+            return False
+        self.status.emit(f"wrote {path}")
+        return True

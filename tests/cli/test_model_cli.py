@@ -1,0 +1,135 @@
+"""`mkldnn-explorer model`: a user's module from a temporary folder, bad MODEL values, the CSV."""
+
+import sys
+import textwrap
+
+import pytest
+
+from explorer.cli import main
+
+FAST = ["--paths", "dense,mkldnn", "--budget-ms", "5", "--mode-budget-ms", "10", "--no-trace", "--threads", "1"]
+
+NET = """
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        x = self.conv2(self.conv1(x).relu()).relu()
+        return self.head(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+def make():
+    return Net()
+
+class MeanNet(Net):
+    def forward(self, x):
+        x = self.conv2(self.conv1(x).relu()).relu()
+        return self.head(x.mean((2, 3)))  # mean refuses MKLDNN tensors
+
+def make_mean():
+    return MeanNet()
+
+class NoConv(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+def no_conv():
+    return NoConv()
+
+def not_a_module():
+    return 42
+
+class Boom(Net):
+    def forward(self, x):
+        raise ValueError("the user's forward failed on purpose")
+
+def boom():
+    return Boom()
+
+number = 7
+"""
+
+
+@pytest.fixture
+def pkg(tmp_path, monkeypatch, request):
+    """A small user package in a temporary folder, made the current folder (a unique name per test)."""
+    name = f"mypkg_{request.node.name.split('[')[0][-20:]}_{abs(hash(request.node.name)) % 10**6}"
+    d = tmp_path / name
+    d.mkdir()
+    (d / "__init__.py").write_text("")
+    (d / "net.py").write_text(textwrap.dedent(NET))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    if "" in sys.path:
+        sys.path.remove("")
+    yield name
+    for mod in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[mod]
+
+
+def test_a_user_module_from_the_current_folder_runs(pkg, capsys, tmp_path):
+    import pandas as pd
+
+    out_csv = tmp_path / "m.csv"
+    code = main(["model", f"{pkg}.net:make", "--input", "1,3,32,32", "--csv", str(out_csv), *FAST])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "2 convolutions (2 Conv2d), 2 distinct" in out.err
+    assert "answer: " in out.out and "nchw" in out.out and "jit_mkldnn" in out.out
+    df = pd.read_csv(out_csv)
+    assert sorted(df["kind"].unique()) == ["layer", "layer_path", "mode"]
+    modes = df[df.kind == "mode"].set_index("mode")
+    assert list(modes.index) == ["nchw", "channels_last", "to_mkldnn", "jit_mkldnn"]
+    assert (modes["measured_ms"] > 0).all() and set(modes["status"]) == {"ok"}
+    assert {"predicted_ms", "speedup", "quality", "quality_reason", "runq_wait_pct", "error"} <= set(df.columns)
+    layers = df[df.kind == "layer"]
+    assert list(layers["modules"]) == ["conv1", "conv2"]
+    assert list(layers["desc"]) == ["mb1ic3ih32oc8oh32kh3ph1", "mb1ic8ih32oc8oh32kh3ph1"]
+    assert len(df[df.kind == "layer_path"]) == 4  # 2 layers x 2 paths
+
+
+def test_a_mode_the_model_cannot_run_is_a_row_with_the_op_named(pkg, capsys, tmp_path):
+    import pandas as pd
+
+    out_csv = tmp_path / "m.csv"
+    code = main(["model", f"{pkg}.net:make_mean", "--input", "1,3,16,16", "--modes", "nchw,to_mkldnn",
+                 "--csv", str(out_csv), *FAST])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "USDT" not in out.err  # the profiler's C++ start/stop lines are kept off the terminal
+    row = pd.read_csv(out_csv).set_index("mode").loc["to_mkldnn"]
+    assert row["status"] == "unsupported" and "aten.mean.dim" in row["error"]
+    assert "to_mkldnn(model): cannot run" in out.out
+
+
+@pytest.mark.parametrize("model, extra, words", [
+    ("{pkg}.nothere:make", [], "no module named"),
+    ("{pkg}.net:missing", [], "has no attribute"),
+    ("{pkg}.net:number", [], "not a callable"),
+    ("{pkg}.net:not_a_module", [], "not a torch.nn.Module"),
+    ("{pkg}.net:no_conv", [], "has no convolution"),
+    ("{pkg}.net:make", ["--input", "1,3,32"], "4-D input"),
+    ("{pkg}.net:make", ["--input", "1,3,x,2"], "--input"),
+    ("{pkg}.net:boom", [], "raised inside forward: ValueError: the user's forward failed on purpose"),
+    ("nosuchnet", [], "unknown model"),
+    ("tiny", ["--modes", "nchw,fast"], "unknown mode"),
+])
+def test_bad_model_values_exit_2_with_one_sentence(pkg, capsys, model, extra, words):
+    code = main(["model", model.format(pkg=pkg), "--input", "1,3,16,16", *extra, *FAST]
+                if "--input" not in extra else ["model", model.format(pkg=pkg), *extra, *FAST])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and words in err[0], err
+    assert "Traceback" not in err[0]
+
+
+def test_an_existing_csv_is_not_overwritten(tmp_path, capsys):
+    f = tmp_path / "m.csv"
+    f.write_text("keep")
+    assert main(["model", "tiny", "--csv", str(f), *FAST]) == 2
+    assert f.read_text() == "keep"

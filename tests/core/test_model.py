@@ -1,0 +1,262 @@
+"""The whole-model planner's core: reference nets, inventory, stubbed remainder, modes, prediction, CSV.
+
+Tiny models and tiny budgets only: the full-size ResNet-50 runs live in tests/benchmarks/bench_model.py.
+"""
+
+import csv
+import io
+
+import pytest
+import torch
+from torch import nn
+
+from explorer.core import model as M
+from explorer.core import model_zoo
+from explorer.core.errors import InputError
+from explorer.core.runner import RunOptions
+
+
+def _inv(name, shape):
+    net = model_zoo.build(name)
+    return M.take_inventory(net, torch.randn(shape), name)
+
+
+def test_resnet50_has_53_convs_named_after_their_modules():
+    inv = _inv("resnet50", (1, 3, 224, 224))
+    assert inv.total == 53
+    assert inv.counts_by_kind() == {"Conv2d": 53}
+    assert sum(lay.count for lay in inv.layers) == 53
+    assert len(inv.layers) < 53  # identical layers are counted, not listed twice
+    names = [s.module for s in inv.sites]
+    assert names[0] == "conv1" and "layer1.0.downsample.0" in names and "layer4.2.conv3" in names
+    stem = inv.layers[0]
+    assert stem.spec.desc == "mb1ic3ih224oc64oh112kh7sh2ph3" and stem.spec.name == "conv1"
+    # layer3 has six blocks; blocks 1..5 share their three convs
+    l3 = next(lay for lay in inv.layers if lay.name == "layer3.1.conv1")
+    assert l3.modules == [f"layer3.{i}.conv1" for i in range(1, 6)]
+
+
+def test_mobilenet_v2_has_52_convs_with_depthwise_ones():
+    inv = _inv("mobilenet_v2", (1, 3, 224, 224))
+    assert inv.total == 52
+    dw = [lay for lay in inv.layers if lay.spec.g > 1]
+    assert dw and all(lay.spec.g == lay.spec.ic == lay.spec.oc for lay in dw)
+    assert inv.layers[0].spec.desc == "mb1ic3ih224oc32oh112kh3sh2ph1"
+
+
+def test_mb_is_in_every_descriptor():
+    inv = _inv("tiny", (8, 3, 32, 32))
+    assert {lay.spec.mb for lay in inv.layers} == {8}
+    pw = next(lay for lay in inv.layers if lay.name == "pw")
+    assert pw.modules == ["pw", "res"] and pw.count == 2
+
+
+class OneAndThree(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 8, 3, padding=1, dilation=1, stride=2)
+
+    def forward(self, x):
+        return self.c1(x)
+
+
+class Vol(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c3 = nn.Conv3d(2, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.c3(x)
+
+
+def test_conv1d_becomes_a_2d_spec_and_conv3d_is_listed_but_not_measured():
+    inv = M.take_inventory(OneAndThree().eval(), torch.randn(2, 4, 20))
+    (lay,) = inv.layers
+    assert lay.kind == "Conv1d"
+    s = lay.spec
+    assert (s.ih, s.kh, s.iw, s.kw, s.sw, s.pw) == (1, 1, 20, 3, 2, 1) and s.ow == 10
+    inv3 = M.take_inventory(Vol().eval(), torch.randn(1, 2, 4, 6, 6))
+    (lay3,) = inv3.layers
+    assert lay3.kind == "Conv3d" and lay3.spec is None and "3-D" in lay3.error and "id4" in lay3.desc
+
+
+def test_torchscript_and_exported_models_get_the_same_inventory(tmp_path):
+    net = model_zoo.build("tiny")
+    x = torch.randn(1, 3, 32, 32)
+    eager = [(s.module, s.input_shape) for s in M.take_inventory(net, x).sites]
+    ts = tmp_path / "tiny.pt"
+    torch.jit.script(net).save(str(ts))
+    pt2 = tmp_path / "tiny.pt2"
+    torch.export.save(torch.export.export(net, (x,)), str(pt2))
+    for path, kind in ((ts, "torchscript"), (pt2, "export")):
+        loaded = M.load_model(str(path))
+        assert loaded.kind == kind
+        inv = M.take_inventory(loaded.module, x, str(path), kind=loaded.kind)
+        assert [(s.module, s.input_shape) for s in inv.sites] == eager, kind
+    assert M.load_model(str(pt2)).expected_input == (1, 3, 32, 32)
+
+
+def test_stubbed_convs_give_the_same_output_without_running_a_conv():
+    net = model_zoo.build("tiny")
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        ref = net(x)
+    assert M.stub_convs(net, lambda: net(x)) == 4
+    with torch.no_grad():
+        out = net(x)
+    assert torch.equal(out, ref)
+    assert M._record_convs(net, x) == []  # no aten.convolution left in the forward
+
+
+def test_compare_outputs_measures_the_error_against_the_reference():
+    ref = torch.tensor([1.0, -4.0])
+    err, rel = M.compare_outputs(torch.tensor([1.5, -4.0]), ref)
+    assert err == pytest.approx(0.5) and rel == pytest.approx(0.125)
+    assert M.compare_outputs(torch.tensor([1.0, -4.0]).to_mkldnn(), ref) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("no_such_module_xyz:make", "no module named"),
+    ("json:nothing_here", "has no attribute"),
+    ("json:__doc__", "not a callable"),
+    ("json:dumps", "raised TypeError"),
+    ("nosuchnet", "unknown model"),
+    ("missing_file.pt2", "no such file"),
+])
+def test_bad_model_values_are_one_sentence(text, words):
+    with pytest.raises(InputError) as e:
+        M.load_model(text)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_input_rank_and_channels_are_checked_before_forward():
+    net = model_zoo.build("tiny")
+    with pytest.raises(InputError, match="4-D input"):
+        M.check_input_rank(net, (1, 3, 32))
+    with pytest.raises(InputError, match="takes 3"):
+        M.check_input_rank(net, (1, 5, 32, 32))
+    M.check_input_rank(net, (1, 3, 32, 32))
+
+
+def test_parse_input():
+    assert M.parse_input("1,3,224,224") == (1, 3, 224, 224)
+    for bad in ("1,3,a", "0,3,4,4", "7"):
+        with pytest.raises(InputError):
+            M.parse_input(bad)
+
+
+class WithReLU6(nn.Module):
+    """A conv followed by ReLU6: hardtanh refuses MKLDNN tensors, so to_mkldnn(model) cannot run it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = nn.ReLU6()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+
+def _fast_run(model, shape="1,3,16,16", modes=M.MODES):
+    ropts = RunOptions(paths=("dense", "channels_last", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
+    mopts = M.ModelOptions(modes=modes, mode_budget_ms=10, min_samples=3)
+    return list(M.iter_model(model, shape, run_opts=ropts, model_opts=mopts, threads=1))
+
+
+def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
+    events = _fast_run("tiny", "2,3,16,16")
+    assert isinstance(events[0], M.ModelStarted)
+    report = events[-1].report
+    assert isinstance(events[-1], M.ModelFinished) and not events[-1].cancelled
+    assert [r.mode for r in report.modes] == list(M.MODES)
+    for r in report.modes:
+        assert r.status == "ok", (r.mode, r.error)
+        assert r.measured_ms > 0 and r.rel_err < 1e-3
+        assert r.quality in ("ok", "noisy", "")
+        assert r.predicted_ms == pytest.approx(r.conv_ms + r.conversion_ms + r.remainder_ms)
+    nchw = report.mode("nchw")
+    pw = next(s for s in report.layers if s.layer.name == "pw")
+    dense_conv = sum(s.layer.count * s.results["dense"].median_ms for s in report.layers)
+    assert nchw.conv_ms == pytest.approx(dense_conv)  # the pw layer counts twice
+    assert pw.best_path in ("dense", "channels_last", "mkldnn") and pw.margin >= 1
+    assert report.mode("to_mkldnn").conversion_ms > 0  # input to_mkldnn + output to_dense
+    rows = list(csv.DictReader(io.StringIO(M.rows_to_text(M.report_rows(report)))))
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("layer") == 3 and kinds.count("layer_path") == 9 and kinds.count("mode") == 4
+    mode_rows = {r["mode"]: r for r in rows if r["kind"] == "mode"}
+    assert float(mode_rows["to_mkldnn"]["measured_ms"]) == pytest.approx(report.mode("to_mkldnn").measured_ms, rel=1e-5)
+    assert mode_rows["nchw"]["quality"] == report.mode("nchw").quality
+    layer = next(r for r in rows if r["kind"] == "layer" and r["name"] == "pw")
+    assert layer["count"] == "2" and layer["modules"] == "pw;res" and layer["desc"] == "mb2ic8ih8oc8oh8kh1ph0"
+    line = report.answer()
+    assert "\n" not in line and ("faster" in line or "slower" in line or "keep" in line)
+
+
+def test_a_mode_the_model_cannot_run_names_the_op_and_the_module(tmp_path, monkeypatch):
+    pkg = tmp_path / "relu6pkg_t"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "net.py").write_text(
+        "from torch import nn\n"
+        "class N(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 4, 3, padding=1)\n"
+        "        self.act = nn.ReLU6()\n"
+        "    def forward(self, x):\n"
+        "        return self.act(self.conv(x))\n"
+        "def make():\n"
+        "    return N()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    events = _fast_run("relu6pkg_t.net:make", modes=("nchw", "to_mkldnn"))
+    r = events[-1].report.mode("to_mkldnn")
+    assert r.status in ("unsupported", "error")
+    assert "hardtanh" in r.error and "act" in r.error and "\n" not in r.error
+    assert "cannot run" in M.mode_line(r)
+
+
+class MeanHead(nn.Module):
+    def forward(self, x):
+        return x.mean((2, 3), keepdim=True)  # refuses MKLDNN tensors
+
+
+def test_the_jit_remainder_model_runs_refusing_modules_as_the_jit_would():
+    import torch.utils.mkldnn
+
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU6(), nn.Conv2d(4, 4, 1), MeanHead()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    mm = torch.utils.mkldnn.to_mkldnn(net)
+    xm = x.to_mkldnn()
+    with pytest.raises(NotImplementedError):
+        mm(xm)
+    assert M._make_mkldnn_runnable(mm, lambda: mm(xm)) == ["1", "3"]
+    assert type(mm[1]).__name__ == "MkldnnEltwise" and type(mm[3]).__name__ == "DenseIsland"
+    with torch.no_grad():
+        out = mm(xm)
+    assert out.layout == torch._mkldnn and tuple(out.shape) == (1, 4, 1, 1)
+    # the hooks that found the modules left every output as it was
+    assert M._failing_module(mm, lambda: mm(xm)) is None
+
+
+def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
+    from explorer.core.runner import PathFinished
+
+    seen = {"rows": 0}
+
+    def cancel():
+        return seen["rows"] >= 2
+
+    ropts = RunOptions(paths=("dense", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
+    events = []
+    for ev in M.iter_model("tiny", "1,3,16,16", run_opts=ropts, threads=1, cancel=cancel,
+                           model_opts=M.ModelOptions(mode_budget_ms=10, min_samples=3)):
+        events.append(ev)
+        if isinstance(ev, PathFinished):
+            seen["rows"] += 1
+    last = events[-1]
+    assert isinstance(last, M.ModelFinished) and last.cancelled
+    assert not any(isinstance(e, M.ModeStarted) for e in events)
+    assert [s.layer.name for s in last.report.layers] == ["stem"]
+    rows = M.report_rows(last.report)
+    assert [r["kind"] for r in rows] == ["layer", "layer_path", "layer_path"]

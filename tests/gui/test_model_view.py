@@ -1,0 +1,103 @@
+"""The Model tab: a real tiny-model run through the measuring child, the tables, the answer, the jump to the
+Run tab with a layer's spec, CSV export of both tables, a bad model in one sentence."""
+
+import pytest
+
+from explorer.core.runner import RunOptions
+
+FAST = RunOptions(paths=("dense", "mkldnn"), budget_ms=5.0, min_samples=3, trace=False, threads=1)
+
+
+def _run(qtbot, view, timeout=90_000):
+    with qtbot.waitSignal(view.finished, timeout=timeout) as blocker:
+        assert view.run()
+    return blocker.args[0]
+
+
+def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_path):
+    import pandas as pd
+
+    from explorer.gui import model_view
+
+    win = make_window()
+    view = win.model_view
+    assert win.tabs.tabText(win.tabs.indexOf(win.model_tab)) == "Model"
+    win.tabs.setCurrentWidget(win.model_tab)
+    view.set_model("tiny")
+    view.set_input("2,3,16,16")
+    view.set_options(FAST)
+    view.set_mode_budget(10)
+    assert _run(qtbot, view) is False
+    assert view.last_error == ""
+    rep = view.report
+    assert rep is not None and rep.inventory.total == 4
+    # the layer table: 3 distinct convs, one column per path, the best path, the share bar
+    assert view.layers.rowCount() == 3
+    head = [view.layers.horizontalHeaderItem(c).text() for c in range(view.layers.columnCount())]
+    assert head[:3] == ["layer", "count", "desc"] and "dense ms" in head and "mkldnn ms" in head
+    best_col, share_col = head.index("best path"), head.index("share of conv time")
+    assert [view.layers.item(r, 0).text() for r in range(3)] == ["stem", "dw", "pw"]  # the model's order
+    rows = {view.layers.item(r, 0).text(): r for r in range(3)}
+    assert view.layers.item(rows["pw"], 1).text() == "2"
+    assert view.layers.item(rows["pw"], best_col).text() in ("dense", "mkldnn")
+    shares = [view.layers.item(r, share_col).data(model_view.SHARE_ROLE) for r in range(3)]
+    assert sum(shares) == pytest.approx(1.0)
+    # sortable by a number column
+    view.layers.sortItems(1)
+    assert view.layers.item(2, 0).text() == "pw"
+    # the modes: measured beside predicted, and the one-line answer
+    assert view.modes_table.rowCount() == 4
+    mhead = [view.modes_table.horizontalHeaderItem(c).text() for c in range(view.modes_table.columnCount())]
+    measured, predicted = mhead.index("measured ms"), mhead.index("predicted ms")
+    note = mhead.index("note / error")
+    for r in range(4):
+        assert view.modes_table.item(r, 1).text() == "ok"
+        assert float(view.modes_table.item(r, measured).text().lstrip("~")) > 0
+        if r == 1:  # channels_last: its path was not in the per-layer table, so it says why
+            assert view.modes_table.item(r, predicted).text() == ""
+            assert "channels_last" in view.modes_table.item(r, note).text()
+        else:
+            assert float(view.modes_table.item(r, predicted).text()) > 0
+    assert view.answer.text() == rep.answer()
+    # export both tables in one CSV
+    out = tmp_path / "m.csv"
+    assert view.export_csv(str(out))
+    df = pd.read_csv(out)
+    assert (df.kind == "layer").sum() == 3 and (df.kind == "layer_path").sum() == 6 and (df.kind == "mode").sum() == 4
+    # jump from a layer to the Run tab with its spec
+    row = next(r for r in range(3) if view.layers.item(r, 0).text() == "dw")
+    view.layers.cellDoubleClicked.emit(row, 0)
+    assert win.tabs.currentIndex() == 0
+    assert win.panel.spec.desc == "g8mb2ic8ih8oc8oh8kh3ph1"
+    # ... or with the button, for the selected row
+    win.tabs.setCurrentWidget(win.model_tab)
+    stem = next(r for r in range(3) if view.layers.item(r, 0).text() == "stem")
+    view.layers.selectRow(stem)
+    assert view.open_button.isEnabled()
+    view.open_button.click()
+    assert win.tabs.currentIndex() == 0 and win.panel.spec.desc == "mb2ic3ih16oc8oh8kh3sh2ph1"
+    assert model_view.live_threads() == 0
+
+
+def test_a_bad_model_is_one_sentence_in_the_tab(make_window, qtbot):
+    win = make_window()
+    view = win.model_view
+    view.set_model("no_such_pkg_qq.net:make")
+    view.set_options(FAST)
+    _run(qtbot, view)
+    assert "no module named" in view.last_error and "\n" not in view.last_error
+    assert view.report is None and view.run_button.isEnabled()
+
+
+def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
+    from explorer.core.model import ModeResult
+    from explorer.gui.model_view import ModelView
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    err = "NotImplementedError (at aten.hardtanh_.default in features.0.2, ReLU6): Could not run 'aten::hardtanh_'"
+    v._fill_modes([ModeResult("nchw", measured_ms=2.0), ModeResult("to_mkldnn", status="unsupported", error=err)])
+    assert v.modes_table.item(1, 1).text() == "unsupported"
+    assert v.modes_table.item(1, 2).text() == err and v.modes_table.columnSpan(1, 2) > 5
+    v._fill_modes([ModeResult("nchw", measured_ms=2.0)])
+    assert v.modes_table.columnSpan(0, 2) == 1
