@@ -116,6 +116,8 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
+        if self.geomean is None and self.uncertain:
+            return "uncertain"  # every pair with both medians has a noisy row: no finding
         return verdict(self.geomean, self.geomean_noise)
 
     def to_json(self) -> dict:

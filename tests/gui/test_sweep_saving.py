@@ -68,7 +68,11 @@ def test_sweep_exports_saves_restores_and_becomes_a_baseline(make_window, qtbot,
     bv.set_current(win2.all_results())
     bv.set_pair(label)
     c = bv.comparison
-    assert len(c.matched) == 4 and c.verdict == "no difference" and abs(c.geomean - 1.0) < 1e-9
+    assert len(c.matched) == 4
+    if c.uncertain == 4:  # the machine was busy: every pair holds a noisy row, so no finding
+        assert c.verdict == "uncertain" and c.geomean is None
+    else:
+        assert c.verdict == "no difference" and abs(c.geomean - 1.0) < 1e-9
 
 
 def test_switching_the_batch_clears_the_old_bars(make_window):
