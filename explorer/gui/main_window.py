@@ -35,6 +35,27 @@ def _default_threads() -> int:
     return torch.get_num_threads()
 
 
+class _ElidedLabel(QLabel):
+    """A one-line label that ends in … when the window is too narrow for its text."""
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        from PySide6.QtGui import QPainter
+        from PySide6.QtWidgets import QStyle, QStyleOption
+
+        p = QPainter(self)
+        opt = QStyleOption()
+        opt.initFrom(self)
+        self.style().drawPrimitive(QStyle.PE_Widget, opt, p, self)  # the style sheet's background and border
+        rect = self.contentsRect().adjusted(6, 0, -6, 0)
+        p.drawText(rect, int(Qt.AlignVCenter | Qt.AlignLeft),
+                   self.fontMetrics().elidedText(self.text(), Qt.ElideRight, rect.width()))
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt API
+        h = super().minimumSizeHint()
+        h.setWidth(40)  # never widens the window
+        return h
+
+
 def _placeholder(text: str) -> QWidget:
     w = QWidget()
     lay = QVBoxLayout(w)
@@ -197,9 +218,8 @@ class MainWindow(QMainWindow):
         self.bottom_split.setSizes([560, 440])
 
         # One line above the charts when any row is noisy: why, and what helps.
-        self.quality_label = QLabel("")
+        self.quality_label = _ElidedLabel("")  # one line: a small window keeps its charts; the tooltip has it all
         self.quality_label.setObjectName("qualityLabel")
-        self.quality_label.setWordWrap(True)
         self.quality_label.setStyleSheet("QLabel#qualityLabel { background: rgba(230,160,40,60); border: 1px solid "
                                          "rgba(214,137,16,180); border-radius: 3px; padding: 3px 6px; }")
         self.quality_label.setVisible(False)
@@ -484,9 +504,10 @@ class MainWindow(QMainWindow):
         if noisy:
             worst = max(noisy, key=lambda r: r.runq_wait_pct or 0.0)
             names = ", ".join(r.path for r in noisy)
-            self.quality_label.setText(
-                f"⚠ {len(noisy)} of {len(rows)} paths are noisy (hatched: {names}): {worst.quality_reason}. "
-                f"Their times and every ratio built on them are uncertain; {ADVICE}.")
+            text = (f"⚠ {len(noisy)} of {len(rows)} paths are noisy (hatched: {names}): {worst.quality_reason}. "
+                    f"Their times and every ratio built on them are uncertain; {ADVICE}.")
+            self.quality_label.setText(text)
+            self.quality_label.setToolTip(text)
 
     def _on_path_retry(self, path, attempt, reason) -> None:
         self.status_label.setText(f"{path}: disturbed ({reason}); measuring again, attempt {attempt}…")
