@@ -42,10 +42,10 @@ def verdict(speedup: float | None, noise: float, uncertain: bool = False) -> str
     """"B faster", "B slower", "no difference" (inside the noise) or "uncertain" (a noisy row)."""
     if speedup is None:
         return ""
+    if uncertain:  # a noisy row: not even "no difference" is a finding
+        return "uncertain"
     if abs(math.log(speedup)) < math.log1p(max(noise, NOISE_FLOOR)):
         return "no difference"
-    if uncertain:
-        return "uncertain"
     return "B faster" if speedup > 1 else "B slower"
 
 
