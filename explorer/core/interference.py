@@ -3,8 +3,9 @@
 A 2-thread OpenMP convolution loses a whole scheduler slice (several ms) whenever one of its threads is
 kept off a core by another program, so a 0.05 ms call can measure 20 ms, in the median and even in the
 minimum. Linux says when that happens: the second field of /proc/self/task/<tid>/schedstat is the time
-the thread has waited on a run queue (ns). The meter reads it once after every timed call (about 3 us a
-thread, outside the timed region), so each sample knows whether a measuring thread waited during it.
+the thread has waited on a run queue (ns). The meter reads it between timed calls (about 3 us a thread,
+outside the timed region; short calls share one read, see harness.READ_EVERY_NS), so each sample knows
+whether a measuring thread waited during it or its group.
 Around the whole loop it also reads getrusage (involuntary context switches, minor page faults), CPU
 time against wall time, the hypervisor's steal time and the load average.
 
@@ -258,8 +259,14 @@ def disturbed_mask(samples_ns: np.ndarray, waits_ns: np.ndarray) -> np.ndarray:
     return waits_ns > limit
 
 
+def group_disturbed(wait_ns: int, wall_ns: int) -> bool:
+    """A group of samples read together: disturbed when its threads waited longer than wake-up latency."""
+    return wait_ns > max(DISTURBED_MIN_NS, DISTURBED_FRACTION * wall_ns)
+
+
 def summarize(start: LoopSnapshot, end: LoopSnapshot, n: int, threads: int, waits_ns: np.ndarray | None,
-              samples_ns: np.ndarray, canary: list[int] | None = None, paused: Paused | None = None) -> Interference:
+              samples_ns: np.ndarray, canary: list[int] | None = None, paused: Paused | None = None,
+              disturbed: np.ndarray | None = None) -> Interference:
     p = paused or Paused()
     wall = max(1, end.wall_ns - start.wall_ns - p.wall)
     out = Interference(samples=n, threads=threads, loadavg=_loadavg())
@@ -276,7 +283,9 @@ def summarize(start: LoopSnapshot, end: LoopSnapshot, n: int, threads: int, wait
         run, wait = end.sched[0] - start.sched[0] - p.run, end.sched[1] - start.sched[1] - p.wait
         out.runq_wait_pct = 100.0 * wait / (wall * max(1, threads))
         out.cpu_pct = 100.0 * run / (wall * max(1, threads))
-    if waits_ns is not None and waits_ns.size == samples_ns.size:
+    if disturbed is not None and disturbed.size == samples_ns.size:
+        out.disturbed = int(disturbed.sum())
+    elif waits_ns is not None and waits_ns.size == samples_ns.size:
         out.disturbed = int(disturbed_mask(samples_ns, waits_ns).sum())
     if start.ticks is not None and end.ticks is not None:
         cpus = os.cpu_count() or 1

@@ -142,3 +142,46 @@ def test_no_meter_no_verdict():
             m = stop.value
             break
     assert m.quality == "" and m.interference is None and m.n_stats == m.n
+
+
+class _CountingSched(_FakeSched):
+    """Counts reads; the 5th read finds that a thread waited 50 us for a core."""
+
+    def read(self):
+        self.calls += 1
+        if self.calls == 5:
+            self.wait += 50_000
+        return (0, self.wait)
+
+
+def test_short_calls_share_one_read_and_a_disturbed_group_marks_all_its_samples(monkeypatch):
+    """The read after a call slows the next one (cold caches), so calls shorter than READ_EVERY_NS share
+    a read; every sample of the group whose threads waited is left out, the others are kept."""
+    from explorer.core import harness
+
+    monkeypatch.setattr(itf, "SchedReader", _CountingSched)
+    monkeypatch.setattr(itf, "_cpu_ticks", lambda: None)
+    monkeypatch.setattr(itf, "canary_best", lambda: None)
+    reads = []
+    orig = _CountingSched.read
+
+    def spy(self):
+        reads.append(1)
+        return orig(self)
+
+    monkeypatch.setattr(_CountingSched, "read", spy)
+
+    def busy_20us():
+        t = time.perf_counter_ns() + 20_000
+        while time.perf_counter_ns() < t:
+            pass
+
+    m = measure(busy_20us, Budget(budget_ms=30, min_samples=5, precision=0.0))
+    assert m.n > 500
+    assert len(reads) < m.n / 5  # one read per group of >= READ_EVERY_NS, not one per call
+    assert m.waits_ns.size == m.n and m.disturbed.size == m.n
+    hit = np.flatnonzero(m.disturbed)
+    assert 2 <= hit.size <= harness.READ_EVERY_NS // 20_000 + 1  # exactly one group, all of it
+    assert (np.diff(hit) == 1).all()
+    assert m.interference.disturbed == hit.size and m.n_stats == m.n - hit.size
+    assert m.waits_ns.sum() == pytest.approx(50_000, abs=hit.size)  # the group's wait, shared, not multiplied
