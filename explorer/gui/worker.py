@@ -192,7 +192,9 @@ class ThreadController(QObject):
         try:
             if self.on_boundary is not None:
                 self.on_boundary()
-            # Paint what the redraws scheduled, now, while the child waits (not in the next burst).
+            # Paint what the redraws scheduled, now, while the child waits (not in the next burst). Twice:
+            # the first pass's relayouts post layout requests and paints that the second one delivers.
+            QCoreApplication.processEvents(QEventLoop.ExcludeUserInputEvents)
             QCoreApplication.processEvents(QEventLoop.ExcludeUserInputEvents)
         finally:
             event.set()

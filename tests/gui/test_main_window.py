@@ -392,3 +392,10 @@ def test_unexpected_worker_failure_is_shown_with_details(make_window, qtbot, mon
     assert box.isVisible() and "Traceback" in box.detailedText() and "simulated fault" in box.detailedText()
     box.close()
     assert win.panel.run_button.isEnabled() and not win.running  # the app is still usable
+
+
+def test_the_window_does_not_animate_its_docks(make_window):
+    """A dock animation repaints the window on a 16 ms timer for ~200 ms after every relayout, which lands
+    in the measuring process's bursts; a relayout must happen at once, at the burst boundary."""
+    win = make_window()
+    assert not win.isAnimated()
