@@ -115,8 +115,8 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.setWindowTitle("MKLDNN Explorer")
-        # No dock animations: a relayout (a label's new text) would otherwise animate the docks for ~100
-        # ms on a 16 ms timer, repainting the window in the middle of the measuring process's bursts.
+        # No dock animations: a relayout (a label's new text) goes through QPropertyAnimations otherwise,
+        # seen under Xvfb repainting the window inside the measuring process's bursts.
         self.setAnimated(False)
         self.settings = settings
         self.csv_path = csv_path

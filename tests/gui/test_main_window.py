@@ -395,7 +395,7 @@ def test_unexpected_worker_failure_is_shown_with_details(make_window, qtbot, mon
 
 
 def test_the_window_does_not_animate_its_docks(make_window):
-    """A dock animation repaints the window on a 16 ms timer for ~200 ms after every relayout, which lands
-    in the measuring process's bursts; a relayout must happen at once, at the burst boundary."""
+    """With animated docks a relayout goes through QPropertyAnimations (seen under Xvfb inside the
+    measuring child's bursts); without, it happens at once, at the burst boundary."""
     win = make_window()
     assert not win.isAnimated()
