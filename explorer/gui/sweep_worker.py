@@ -10,16 +10,15 @@ disk holds every finished row even when the window closes or the GUI crashes wit
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import Qt, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
 from explorer.gui import measure
-from explorer.gui.worker import ThreadController
+from explorer.gui.worker import MeasureWorker, ThreadController
 
 _live_threads: set = set()  # every QThread this module started and has not yet joined
 
@@ -53,33 +52,20 @@ class LiveState:
     budget_s: float
 
 
-class SweepWorker(QObject):
-    """Runs a list of SweepPoints (a planned sweep or a batch). Lives in its own QThread."""
+class SweepWorker(MeasureWorker):
+    """Runs a list of SweepPoints (a planned sweep or a batch)."""
 
     sweep_started = Signal(object)  # core.sweep.SweepStarted
     point_started = Signal(object, object)  # SweepPoint, SweepProgress
     rows_ready = Signal(list)  # [SweepRow], already on disk
     progress = Signal(object)  # SweepProgress (done/total, eta_s)
     live = Signal(object)  # LiveState
-    failed = Signal(str, str)  # one-sentence message, field ("" when none)
-    done = Signal(bool)  # True when cancelled
-    boundary = Signal(object)  # threading.Event: the child waits; the window draws, then sets it
 
     def __init__(self, points, opts, csv_path=None, emit_interval_s: float = 0.05, ctx=None):
         super().__init__()
         self.points, self.opts, self.csv_path, self.ctx = points, opts, csv_path, ctx
         self.emit_interval_s = emit_interval_s
-        self._cancel = threading.Event()
         self.rows_written = 0
-
-    def cancel(self) -> None:
-        """Thread-safe: the core sees it after the current timed call."""
-        self._cancel.set()
-        measure.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
 
     @Slot()
     def run(self) -> None:
@@ -120,7 +106,7 @@ class SweepWorker(QObject):
                         state["live_dirty"] = True
                     if measure.IN_CHILD:  # a burst boundary: the child waits until the window has drawn
                         flush(force=True)
-                        measure.paced_boundary(self, self.boundary.emit)
+                        self.at_boundary()
                         continue
                 elif isinstance(ev, PathStarted):
                     state["live"] = LiveState(state["point"], state["label"], ev.path, ev.index, ev.total, 0, 0.0,

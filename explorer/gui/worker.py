@@ -37,23 +37,18 @@ def live_threads() -> int:
     return sum(1 for t in list(_live_threads) if t is not None)
 
 
-class RunWorker(QObject):
-    """Runs one spec over the selected paths. Lives in its own QThread; every signal is queued to the GUI."""
+class MeasureWorker(QObject):
+    """What every measuring worker shares (runs, sweeps, models): the cancel flag the core checks after
+    every timed call, and the burst-boundary handshake with the window. Subclasses add their signals and
+    run(); each lives in its own QThread, so every signal is queued to the GUI."""
 
-    path_started = Signal(str, int, int)  # path, index, total
-    samples = Signal(str, object, int, float, float)  # path, new samples (ms, np.ndarray), n, elapsed_s, budget_s
-    path_retry = Signal(str, int, str)  # path, attempt about to start, why the last loop was not trusted
-    path_finished = Signal(object)  # explorer.core.results.Result
     failed = Signal(str, str)  # one-sentence message, field ("" when none)
     done = Signal(bool)  # True when cancelled
     boundary = Signal(object)  # threading.Event: the child waits; the window draws, then sets it
 
-    def __init__(self, spec, opts, csv_path=None, emit_interval_s: float = 0.05):
+    def __init__(self):
         super().__init__()
-        self.spec, self.opts, self.csv_path = spec, opts, csv_path
-        self.emit_interval_s = emit_interval_s
         self._cancel = threading.Event()
-        self.results: list = []  # finished results, readable after the thread ends
 
     def cancel(self) -> None:
         """Thread-safe: the core sees it after the current timed call."""
@@ -63,6 +58,25 @@ class RunWorker(QObject):
     @property
     def cancelled(self) -> bool:
         return self._cancel.is_set()
+
+    def at_boundary(self) -> None:
+        """A burst boundary: the measuring child waits until the window has drawn, then goes on."""
+        measure.paced_boundary(self, self.boundary.emit)
+
+
+class RunWorker(MeasureWorker):
+    """Runs one spec over the selected paths."""
+
+    path_started = Signal(str, int, int)  # path, index, total
+    samples = Signal(str, object, int, float, float)  # path, new samples (ms, np.ndarray), n, elapsed_s, budget_s
+    path_retry = Signal(str, int, str)  # path, attempt about to start, why the last loop was not trusted
+    path_finished = Signal(object)  # explorer.core.results.Result
+
+    def __init__(self, spec, opts, csv_path=None, emit_interval_s: float = 0.05):
+        super().__init__()
+        self.spec, self.opts, self.csv_path = spec, opts, csv_path
+        self.emit_interval_s = emit_interval_s
+        self.results: list = []  # finished results, readable after the thread ends
 
     @Slot()
     def run(self) -> None:
@@ -91,7 +105,7 @@ class RunWorker(QObject):
                     last.update(path=ev.path, n=ev.n, elapsed=ev.elapsed_s, budget=ev.budget_s)
                     if measure.IN_CHILD:  # a burst boundary: the child waits until the window has drawn
                         flush()
-                        measure.paced_boundary(self, self.boundary.emit)
+                        self.at_boundary()
                     elif time.monotonic() - last["t"] >= self.emit_interval_s:
                         flush()
                 elif isinstance(ev, PathRetry):
