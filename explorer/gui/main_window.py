@@ -232,6 +232,9 @@ class MainWindow(QMainWindow):
         box.setSpacing(2)
         box.addWidget(self.quality_label)
         box.addWidget(self.chart_split, 1)
+        # Six summary bars stay legible at this height; a splitter state saved in a larger window and
+        # restored in a small one would otherwise crush the charts to ~110 px with overlapping labels.
+        self.chart_split.setMinimumHeight(self.CHARTS_MIN_H)
         self.main_split = QSplitter(Qt.Vertical)
         self.main_split.setObjectName("mainSplit")
         self.main_split.addWidget(self.charts_box)
@@ -1118,6 +1121,9 @@ class MainWindow(QMainWindow):
 
     NARROW = 900  # below this Run-tab width the table sits above the layouts, not beside them
 
+    CHARTS_MIN_H = 170
+    DETAIL_MIN_H = 300  # what the layout view needs once a row is selected (measured: 291 px)
+
     def fit_splitters(self) -> None:
         """Share the space by proportion of the current size (restored splitter states win, except the
         table/layouts orientation, which always follows the width)."""
@@ -1130,13 +1136,17 @@ class MainWindow(QMainWindow):
             self.bottom_split.setOrientation(orient)
         if self._restored_splitters and not changed:
             return
-        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want.
-        self.table.setMinimumHeight(self._six_rows() if narrow else 0)
+        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want,
+        # or four (and a scroll bar) when six would leave the charts less than their legible minimum.
+        rows = 6
+        if narrow and (self.charts_box.minimumSizeHint().height() + self._rows(6) + self.DETAIL_MIN_H + 12 > h):
+            rows = 4
+        self.table.setMinimumHeight(self._rows(rows) if narrow else 0)
         if narrow:
-            # Charts 36 %; below them the table (six rows) and the layouts get the rest.
-            top = int(h * 0.36)
+            # Charts 36 % (at least their minimum); below them the table and the layouts get the rest.
+            top = max(int(h * 0.36), self.charts_box.minimumSizeHint().height())
             self.main_split.setSizes([top, h - top])
-            table = self._six_rows()
+            table = self._rows(rows)
             self.bottom_split.setSizes([table, h - top - table])
         else:
             # The table and the layout view below need more height than the charts: 45 % charts, 55 % below.
@@ -1146,8 +1156,8 @@ class MainWindow(QMainWindow):
             self.bottom_split.setSizes([w - detail, detail])
         self.chart_split.setSizes([int(w * 0.54), w - int(w * 0.54)])
 
-    def _six_rows(self) -> int:
-        return (self.table.horizontalHeader().sizeHint().height() + 6 * self.table.verticalHeader().defaultSectionSize()
+    def _rows(self, n: int) -> int:
+        return (self.table.horizontalHeader().sizeHint().height() + n * self.table.verticalHeader().defaultSectionSize()
                 + self.table.horizontalScrollBar().sizeHint().height() + 4)
 
     def _user_split(self, *_):

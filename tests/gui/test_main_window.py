@@ -399,3 +399,14 @@ def test_the_window_does_not_animate_its_docks(make_window):
     measuring child's bursts); without, it happens at once, at the burst boundary."""
     win = make_window()
     assert not win.isAnimated()
+
+
+def test_a_small_window_keeps_its_charts_legible_when_the_layouts_fill_in(make_window, qtbot):
+    """At 1024x700, once a row is selected the layout view's minimum size pushed the charts down to ~110 px
+    (seen under Xvfb: the summary's six labels overlapped); the charts keep their minimum height."""
+    win = make_window(spec=parse_descriptor(TINY), options={"paths": FEW, "budget_ms": 20}, size=(1024, 700))
+    assert _run(win, qtbot) is False
+    assert win.select_path(FEW[0])
+    qtbot.wait(200)
+    assert win.chart_split.height() >= win.CHARTS_MIN_H
+    assert win.height() <= 700 and win.main_split.sizes()[1] > 250  # the table and layouts get the rest
