@@ -213,6 +213,7 @@ def gui(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
     specs = args.specs.split(",")
     data: dict = {s: {p: {"gui": [], "cli": []} for p in PATHS} for s in specs}
+    waits: dict = {"gui": [], "cli": []}  # the measuring threads' run-queue wait, % of each loop
     stalls = []
     print(_header("GUI vs CLI medians" + (" (real X window)" if os.environ.get("DISPLAY") else " (offscreen)")))
     for rnd in range(args.rounds):
@@ -225,8 +226,17 @@ def gui(args) -> int:
                     rows = app_cli(desc, args.threads, PATHS, args.budget_ms, tmp)
                 for p in PATHS:
                     data[desc][p][who].append(_ms(rows.get(p)))
+                    try:
+                        waits[who].append(float((rows.get(p) or {}).get("runq_wait_pct") or "nan"))
+                    except ValueError:
+                        pass
         print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-    _write(args.out, "gui.json", {"data": data, "stalls": stalls})
+    _write(args.out, "gui.json", {"data": data, "stalls": stalls, "waits": waits})
+    for who in ("gui", "cli"):  # how much the window (or anything else) kept the measuring threads off a core
+        w = [x for x in waits[who] if x == x]
+        if w:
+            print(f"run-queue wait of the measuring threads, {who} runs: median {statistics.median(w):.2f}% of the loop, "
+                  f"max {max(w):.2f}% ({len(w)} loops)")
     print("\n| spec | path | GUI ms (best round) | CLI ms (best round) | GUI / CLI (best) | median of per-round ratios | per-round range |")
     print("|---|---|---|---|---|---|---|")
     ratios, best_r = [], []
