@@ -290,3 +290,19 @@ def test_a_conv_stub_returns_a_fresh_output_each_call_and_its_copies_are_timed()
     ms, quality = M.stub_copy_ms(net, 5, lambda: False, 3)
     assert ms > 0 and quality in ("ok", "noisy", "")
 
+def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkldnn_relu():
+    import torch.utils.mkldnn
+    from torch.profiler import profile
+
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    mm = torch.utils.mkldnn.to_mkldnn(net)
+    xm = x.to_mkldnn()
+    M._make_mkldnn_runnable(mm, lambda: mm(xm))
+    y = mm[0](xm)
+    with torch.no_grad(), M._quiet_stderr(), profile() as prof:
+        out = mm[1](y)
+    names = {e.name for e in prof.events()}
+    assert out is y  # the MKLDNN tensor passes through
+    assert "aten::clamp_" in names and "aten::relu_" not in names
+
