@@ -143,12 +143,16 @@ def format_layers(report) -> str:
         for p in s.results:
             if p not in paths:
                 paths.append(p)
-    head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), "best", "margin")
+    from explorer.core.model import CHAINED_PATH
+
+    chained = any(s.chained is not None for s in report.layers)  # jit_mkldnn's per-layer time, not a contender
+    head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), *((f"{CHAINED_PATH} ms",) if chained else ()),
+            "best", "margin")
     rows = []
     for s in report.layers:
         cells = []
-        for p in paths:
-            r = s.results.get(p)
+        for p in paths + ([CHAINED_PATH] if chained else []):
+            r = s.chained if p == CHAINED_PATH else s.results.get(p)
             if r is None:
                 cells.append("-")
             elif r.status != "ok":

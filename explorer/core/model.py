@@ -18,11 +18,14 @@
    exact error, the op and the module it happened in.
 5. Prediction: per mode, the per-layer times of that mode's conv path (x count) + the conversions the
    mode forces (timed on their own) + the non-conv remainder, *measured* by timing the mode's model with
-   every conv replaced by a stub that returns that conv's real output (so BN, ReLU, adds, pools and the
-   classifier run exactly as in the mode, on tensors of the mode's layout). For jit_mkldnn the
-   remainder is measured on the to_mkldnn model with BatchNorm folded into the convs (torch.fx), as
-   torch.jit.freeze folds it, and the conversions are the graph's own to_mkldnn/to_dense nodes, timed
-   by the profiler.
+   every conv replaced by a stub that returns a fresh copy of that conv's real output (so BN, ReLU, adds,
+   pools and the classifier run exactly as in the mode, on tensors of the mode's layout, and the model's
+   allocations, with their page faults, happen as in the real forward), minus those copies timed on
+   their own. For jit_mkldnn the convs after the first take the mkldnn_chained time (blocked input, as
+   the frozen graph passes it conv to conv), the remainder is measured on the to_mkldnn model with
+   BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
+   running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
+   nodes, timed by the profiler.
 
 Every timed loop carries the interference verdict of explorer.core.interference; a noisy loop is measured
 again (runner.MAX_ATTEMPTS) and kept marked. A ratio built on a noisy figure is uncertain, never a finding.
@@ -499,6 +502,7 @@ class LayerSummary:
     best_ms: float | None = None
     margin: float | None = None  # second best / best (how much the winner wins by)
     noisy: bool = False
+    chained: object = None  # Result of the mkldnn_chained variant (jit_mkldnn's per-layer time), or None
 
 
 @dataclass
@@ -538,6 +542,67 @@ def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
             s.margin = ok[1][0] / ok[0][0]
     s.noisy = any(getattr(r, "quality", "") == "noisy" for r in results.values())
     return s
+
+
+# ---- the chained MKLDNN variant (jit_mkldnn's per-layer time) -------------------------------------------
+CHAINED_PATH = "mkldnn_chained"
+CHAINED_HELP = ("the mkldnn path on an input already in the blocked layout an MKLDNN conv writes (nChw8c on AVX2): "
+                "jit_mkldnn's graph passes each conv's blocked output to the next, so only the first conv reorders "
+                "its plain input, which the mkldnn path does on every call")
+
+
+def prepare_chained(t):
+    """The mkldnn path's module on a blocked input: x (padded as the mkldnn path pads it) through a 1x1
+    identity MKLDNN conv, whose output is in the layout oneDNN's convs write. Same values, no reorder left."""
+    import torch
+    import torch.utils.mkldnn
+    from torch import nn
+
+    from explorer.core.paths import TORCH_DTYPES, PreparedPath, _padded
+
+    dt = TORCH_DTYPES[t.spec.dtype]
+    module = torch.utils.mkldnn.to_mkldnn(t.conv32, dt)
+    xp = _padded(t.x, t.spec)
+    nd, ic = xp.dim() - 2, xp.shape[1]
+    ident = getattr(nn, f"Conv{nd}d")(ic, ic, 1, bias=False).eval()
+    with torch.no_grad():
+        ident.weight.copy_(torch.eye(ic).reshape(ic, ic, *([1] * nd)))
+        ident = torch.utils.mkldnn.to_mkldnn(ident, dt)
+        xb = ident(xp.to_mkldnn())
+    return PreparedPath(CHAINED_PATH, lambda: module.forward(xb), input_tensor=xb, weight_tensor=module.weight,
+                        keep=[module], note="input: a 1x1 identity MKLDNN conv's output (blocked)")
+
+
+def measure_chained(spec, ropts, ctx, cancel):
+    """One per-layer row of the chained variant, timed as the runner times a path (budget, retries while
+    noisy). Returns a Result (status error/unsupported when it cannot run), or None if cancelled."""
+    import torch
+
+    from explorer.core.harness import Budget, measure
+    from explorer.core.paths import Tensors, is_unsupported, one_line
+    from explorer.core.runner import MAX_ATTEMPTS, _base_result, _fill_stats, better
+
+    res = _base_result(spec, CHAINED_PATH, torch.get_num_threads(), ctx, ropts, "")
+    try:
+        prep = prepare_chained(Tensors.make(spec))
+        res.route_note = prep.note
+        with torch.no_grad():
+            prep.fn()  # untimed warm-up: builds the primitive
+        m = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            with torch.no_grad():
+                new = measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
+            if new.stop_reason == "cancelled":
+                return None
+            m = better(m, new)
+            if m.quality != "noisy":
+                break
+        res.attempts = attempt
+        _fill_stats(res, m, spec, ctx)
+    except Exception as exc:  # noqa: BLE001 - this row's failure: the prediction falls back to mkldnn
+        res.status = "unsupported" if is_unsupported(exc) else "error"
+        res.error = one_line(exc)
+    return res
 
 
 # ---- timing helpers -----------------------------------------------------------------------------------
@@ -1072,6 +1137,12 @@ def iter_model(
                 pass
             yield ev
         summaries = [summarize_layer(lay, per_layer[i]) for i, lay in enumerate(inv.layers)]
+        if mopts.predict and "jit_mkldnn" in mopts.modes:
+            for s in summaries:  # jit_mkldnn's per-layer time: the mkldnn conv on a blocked input
+                r = s.results.get("mkldnn")
+                if cancelled() or s.layer.spec is None or r is None or r.status != "ok":
+                    continue
+                s.chained = measure_chained(s.layer.spec, ropts, ctx, cancelled)
         if cancelled():  # the rows measured so far are the report (the CSV keeps them)
             done = [s for s in summaries if s.results]
             yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started), True)
@@ -1174,20 +1245,34 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     if res.status != "ok" or res.remainder_ms is None:
         return
     path = MODE_PATH[res.mode]
+    first = inv.sites[0].module if inv.sites else None
     conv = 0.0
+    chained = 0
     for s in summaries:
         r = s.results.get(path)
         if r is None or r.status != "ok" or not r.median_ms:
             why = s.layer.error or (r.error if r is not None else f"path {path} was not measured")
             res.predict_note = f"no prediction: layer {s.layer.name} has no {path} time ({why})"
             return
-        conv += s.layer.count * r.median_ms
+        c = s.chained
+        if res.mode == "jit_mkldnn" and c is not None and c.status == "ok" and c.median_ms:
+            # the first conv reorders the graph's plain to_mkldnn input (the mkldnn time); the rest get blocked input
+            n_plain = 1 if first in s.layer.modules else 0
+            conv += n_plain * r.median_ms + (s.layer.count - n_plain) * c.median_ms
+            chained += s.layer.count - n_plain
+        else:
+            conv += s.layer.count * r.median_ms
     res.conv_ms = conv
     res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
+    if res.stub_copy_ms:
+        res.predict_note = (f"remainder: the stubbed model minus its stubs' output copies timed alone "
+                            f"({res.stub_copy_ms:.4g} ms)")
     if res.mode == "jit_mkldnn":
-        res.predict_note = ("convs on the mkldnn path; remainder of the to_mkldnn model with BatchNorm folded "
-                            "(ReLU6-like modules as an MKLDNN eltwise, as the jit runs them); conversions: the "
-                            "graph's to_mkldnn/to_dense nodes (profiler)")
+        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes "
+                            "it), the rest on mkldnn; remainder of the to_mkldnn model with BatchNorm folded "
+                            "(ReLU6-like modules as the jit's flat in-place aten op)"
+                            + (f" minus its stubs' output copies ({res.stub_copy_ms:.4g} ms)" if res.stub_copy_ms else "")
+                            + "; conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
@@ -1333,6 +1418,8 @@ def report_rows(report: ModelReport) -> list[dict]:
     for s in report.layers:
         for r in s.results.values():
             rows.append(layer_path_row(inv, s.layer, r))
+        if s.chained is not None:
+            rows.append(layer_path_row(inv, s.layer, s.chained))
     rows += [mode_row(inv, r, report.threads) for r in report.modes]
     return rows
 
