@@ -18,10 +18,8 @@
    exact error, the op and the module it happened in.
 5. Prediction: per mode, the per-layer times of that mode's conv path (x count) + the conversions the
    mode forces (timed on their own) + the non-conv remainder, *measured* by timing the mode's model with
-   every conv replaced by a stub that returns a fresh copy of that conv's real output (so BN, ReLU, adds,
-   pools and the classifier run exactly as in the mode, on tensors of the mode's layout, and the model's
-   allocations, with their page faults, happen as in the real forward), minus those copies timed on
-   their own. For jit_mkldnn the convs after the first take the mkldnn_chained time (blocked input, as
+   every conv replaced by a stub that returns that conv's real output (so BN, ReLU, adds, pools and the
+   classifier run exactly as in the mode, on tensors of the mode's layout). For jit_mkldnn the convs after the first take the mkldnn_chained time (blocked input, as
    the frozen graph passes it conv to conv), the remainder is measured on the to_mkldnn model with
    BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
    running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
@@ -450,8 +448,7 @@ class ModeResult:
     rel_err: float | None = None
     conv_ms: float | None = None  # sum over convs of (count x that layer's time on the mode's path)
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
-    remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out (net of stub copies)
-    stub_copy_ms: float | None = None  # the stubs' output copies timed on their own, subtracted from the remainder
+    remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
     remainder_quality: str = ""
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
@@ -629,46 +626,16 @@ def _stub_module(cached):
     from torch import nn
 
     class ConvStub(nn.Module):
-        """A conv replaced by a fresh copy of its real output: the model runs everything but the convs.
-
-        A fresh tensor, not the cached one: the real conv allocates its output, and in a whole model that
-        allocation is where the memory pattern costs (glibc returns big freed blocks to the kernel, so the next
-        forward first-touches them again: ~2300-3500 page faults per MobileNetV2 mb1 forward, none in a
-        per-layer loop that reuses one block). The copy itself is the conv's output write, which its per-layer
-        time already holds: the remainder subtracts it, timed on its own (stub_copy_ms)."""
+        """A conv replaced by its real output: the model runs everything but the convs."""
 
         def __init__(self, out):
             super().__init__()
             self.out = out
 
         def forward(self, *args, **kwargs):
-            return self.out.clone()
+            return self.out
 
     return ConvStub(cached)
-
-
-def stub_outputs(model) -> list:
-    """The cached outputs of the conv stubs in `model`, in module order."""
-    return [m.out for _, m in model.named_modules() if type(m).__name__ == "ConvStub"]
-
-
-def stub_copy_ms(model, budget_ms: float, cancel, min_samples: int = 5):
-    """The stubs' copies timed on their own, one after the other in one loop (each freed before the next:
-    one block per size, reused, so no page fault): what the stubbed remainder pays beyond the real model's
-    non-conv work and its allocations. Returns (ms, quality) or None if cancelled."""
-    outs = stub_outputs(model)
-    if not outs:
-        return 0.0, ""
-
-    def copies():
-        for o in outs:
-            o.clone()
-
-    got = timed(copies, budget_ms, cancel, min_samples)
-    if got is None:
-        return None
-    m, _ = got
-    return m.median_ms, m.quality
 
 
 def _recorder_module(inner, store: dict, key: str):
@@ -681,7 +648,7 @@ def _recorder_module(inner, store: dict, key: str):
 
         def forward(self, *args, **kwargs):
             out = self.inner(*args, **kwargs)
-            store[key] = out.clone()  # as the conv wrote it, before any in-place op of the model changes it
+            store[key] = out
             return out
 
     return ConvRecorder()
@@ -839,12 +806,6 @@ class PreparedMode:
     note: str = ""
 
 
-def _remainder_fn(stubbed, fn):
-    """The stubbed forward, with its model attached (stub_copy_ms times that model's stub copies)."""
-    fn.stubbed_model = stubbed
-    return fn
-
-
 def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
     import torch
     import torch.utils.mkldnn  # noqa: F401
@@ -858,7 +819,7 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
         def rem():
             m2 = _copy(model)
             n = stub_convs(m2, lambda: m2(x))
-            return _remainder_fn(m2, lambda: m2(x)) if n else None
+            return (lambda: m2(x)) if n else None
 
         return PreparedMode(lambda: m(x), m, rem)
     if mode == "channels_last":
@@ -871,7 +832,7 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
         def rem():
             m2 = _copy(model).to(memory_format=fmt)
             n = stub_convs(m2, lambda: m2(xc))
-            return _remainder_fn(m2, lambda: m2(xc)) if n else None
+            return (lambda: m2(xc)) if n else None
 
         return PreparedMode(lambda: m(x.contiguous(memory_format=fmt)), m, rem,
                             [("input to channels_last", lambda: x.contiguous(memory_format=fmt))])
@@ -885,7 +846,7 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
         def rem():
             m2 = torch.utils.mkldnn.to_mkldnn(_copy(model), dt)
             n = stub_convs(m2, lambda: m2(xm))
-            return _remainder_fn(m2, lambda: m2(xm)) if n else None
+            return (lambda: m2(xm)) if n else None
 
         convs = [("input x.to_mkldnn()", lambda: x.to_mkldnn())]
         convs += [(f"output {i} .to_dense()", (lambda t=t: t.to_dense())) for i, t in enumerate(outs)]
@@ -910,7 +871,7 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
             xm = x.to_mkldnn()
             _make_mkldnn_runnable(m2, lambda: m2(xm))
             n = stub_convs(m2, lambda: m2(xm))
-            return _remainder_fn(m2, lambda: m2(xm)) if n else None
+            return (lambda: m2(xm)) if n else None
 
         return PreparedMode(lambda: frozen(x), frozen, rem, [], lambda: _graph_conversion_ms(frozen, x),
                             note=f"torch.jit.{how}")
@@ -1215,14 +1176,8 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
                     if got is None:
                         return None
                     rm, _ = got
-                    model = getattr(rem_fn, "stubbed_model", None)
-                    copy = stub_copy_ms(model, max(50.0, mopts.mode_budget_ms / 10), cancel,
-                                        mopts.min_samples) if model is not None else (0.0, "")
-                    if copy is None:
-                        return None
-                    res.remainder_ms, res.remainder_quality = max(0.0, rm.median_ms - copy[0]), rm.quality
-                    res.stub_copy_ms = copy[0]
-                    if "noisy" in (conv_q, copy[1]):
+                    res.remainder_ms, res.remainder_quality = rm.median_ms, rm.quality
+                    if conv_q == "noisy":
                         res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
         res.status = "unsupported" if is_unsupported(exc) else "error"
@@ -1264,15 +1219,11 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
             conv += s.layer.count * r.median_ms
     res.conv_ms = conv
     res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
-    if res.stub_copy_ms:
-        res.predict_note = (f"remainder: the stubbed model minus its stubs' output copies timed alone "
-                            f"({res.stub_copy_ms:.4g} ms)")
     if res.mode == "jit_mkldnn":
         res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes "
                             "it), the rest on mkldnn; remainder of the to_mkldnn model with BatchNorm folded "
-                            "(ReLU6-like modules as the jit's flat in-place aten op)"
-                            + (f" minus its stubs' output copies ({res.stub_copy_ms:.4g} ms)" if res.stub_copy_ms else "")
-                            + "; conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+                            "(ReLU6-like modules as the jit's flat in-place aten op); conversions: the "
+                            "graph's to_mkldnn/to_dense nodes (profiler)")
 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:

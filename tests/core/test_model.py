@@ -185,8 +185,6 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     # 3 layers x 3 paths, and each layer's mkldnn_chained row (jit_mkldnn's per-layer time)
     assert kinds.count("layer") == 3 and kinds.count("layer_path") == 12 and kinds.count("mode") == 4
     assert sum(r["path"] == M.CHAINED_PATH for r in rows) == 3
-    for r in report.modes:  # every remainder had its stubs' copies timed and taken out
-        assert r.stub_copy_ms is not None and r.stub_copy_ms > 0, r.mode
     mode_rows = {r["mode"]: r for r in rows if r["kind"] == "mode"}
     assert float(mode_rows["to_mkldnn"]["measured_ms"]) == pytest.approx(report.mode("to_mkldnn").measured_ms, rel=1e-5)
     assert mode_rows["nchw"]["quality"] == report.mode("nchw").quality
@@ -264,33 +262,6 @@ def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
     assert [s.layer.name for s in last.report.layers] == ["stem"]
     rows = M.report_rows(last.report)
     assert [r["kind"] for r in rows] == ["layer", "layer_path", "layer_path"]
-
-
-class InPlaceAfterConv(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-
-    def forward(self, x):
-        return self.conv(x).add_(1.0)  # an in-place op on the conv's output
-
-
-def test_a_conv_stub_returns_a_fresh_output_each_call_and_its_copies_are_timed():
-    # The real conv allocates its output every forward (in a whole model that allocation pattern costs page
-    # faults a per-layer loop never pays), and an in-place op after it must not accumulate into a cache.
-    net = InPlaceAfterConv().eval()
-    x = torch.randn(1, 3, 8, 8)
-    with torch.no_grad():
-        ref = net(x)
-    assert M.stub_convs(net, lambda: net(x)) == 1
-    with torch.no_grad():
-        a, b = net(x), net(x)
-    assert torch.equal(a, ref) and torch.equal(b, ref)
-    assert a.data_ptr() != b.data_ptr()
-    outs = M.stub_outputs(net)
-    assert len(outs) == 1 and outs[0].shape == (1, 4, 8, 8)
-    ms, quality = M.stub_copy_ms(net, 5, lambda: False, 3)
-    assert ms > 0 and quality in ("ok", "noisy", "")
 
 
 def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkldnn_relu():
