@@ -19,8 +19,9 @@
 5. Prediction: per mode, the per-layer times of that mode's conv path (x count) + the conversions the
    mode forces (timed on their own) + the non-conv remainder, *measured* by timing the mode's model with
    every conv replaced by a stub that returns that conv's real output (so BN, ReLU, adds, pools and the
-   classifier run exactly as in the mode, on tensors of the mode's layout). For jit_mkldnn the convs after the first take the mkldnn_chained time (blocked input, as
-   the frozen graph passes it conv to conv), the remainder is measured on the to_mkldnn model with
+   classifier run exactly as in the mode, on tensors of the mode's layout). For to_mkldnn and jit_mkldnn
+   the convs after the first take the mkldnn_chained time (blocked input, as the MKLDNN model and the
+   frozen graph pass it conv to conv). For jit_mkldnn the remainder is measured on the to_mkldnn model with
    BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
    running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
    nodes, timed by the profiler.
@@ -88,8 +89,9 @@ def parse_input(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
-def load_model(text: str) -> LoadedModel:
-    """A built-in name, package.module:callable, or a .pt2 / TorchScript file. Raises InputError."""
+def load_model(text: str, folder: str | None = None) -> LoadedModel:
+    """A built-in name, package.module:callable (imported from `folder`, default the current one, or
+    sys.path), or a .pt2 / TorchScript file (relative to `folder`). Raises InputError."""
     from torch import nn
 
     from explorer.core import model_zoo
@@ -102,6 +104,8 @@ def load_model(text: str) -> LoadedModel:
     if name is not None:
         return LoadedModel(model_zoo.build(name), name, "builtin", model_zoo.BUILTINS[name][1])
     p = Path(text)
+    if folder and not p.is_absolute():
+        p = Path(folder) / p
     if p.suffix.lower() in MODEL_FILE_SUFFIXES or (p.is_file() and ":" not in text):
         return _load_file(p, text)
     if ":" not in text:
@@ -110,8 +114,9 @@ def load_model(text: str) -> LoadedModel:
     mod_name, _, attr = text.partition(":")
     if not mod_name or not attr:
         raise InputError(f"{text!r} is not package.module:callable (both parts are needed).", "model")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # the current folder, as `python -m` would
+    here = folder or os.getcwd()
+    if here not in sys.path and (folder or "" not in sys.path):
+        sys.path.insert(0, here)  # the current folder (the caller's, in the measuring process), as `python -m` would
     try:
         mod = importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
@@ -543,9 +548,11 @@ def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
 
 # ---- the chained MKLDNN variant (jit_mkldnn's per-layer time) -------------------------------------------
 CHAINED_PATH = "mkldnn_chained"
+CHAINED_MODES = ("to_mkldnn", "jit_mkldnn")  # modes whose tensors stay MKLDNN from conv to conv
 CHAINED_HELP = ("the mkldnn path on an input already in the blocked layout an MKLDNN conv writes (nChw8c on AVX2): "
-                "jit_mkldnn's graph passes each conv's blocked output to the next, so only the first conv reorders "
-                "its plain input, which the mkldnn path does on every call")
+                "to_mkldnn(model) and jit_mkldnn's graph pass each conv's blocked output on (BN, ReLU, adds and "
+                "pools keep the layout), so only the first conv reorders its plain input, as the mkldnn path does "
+                "on every call")
 
 
 def prepare_chained(t):
@@ -1038,6 +1045,7 @@ def iter_model(
     model_opts: ModelOptions | None = None,
     cancel: Callable[[], bool] | None = None,
     ctx=None,
+    folder: str | None = None,
 ) -> Iterator:
     """The whole planner as a generator of events (runs in the GUI's measuring child, see core.child):
     ModelStarted(inventory), the sweep events of the per-layer table (iter_points), then per mode
@@ -1061,7 +1069,7 @@ def iter_model(
     ropts = ropts.validate()
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
-    loaded = load_model(model)
+    loaded = load_model(model, folder)
     shape = parse_input(input_shape) if isinstance(input_shape, str) else (tuple(input_shape) if input_shape else None)
     shape = shape or loaded.default_input
     if mb is not None:
@@ -1098,8 +1106,8 @@ def iter_model(
                 pass
             yield ev
         summaries = [summarize_layer(lay, per_layer[i]) for i, lay in enumerate(inv.layers)]
-        if mopts.predict and "jit_mkldnn" in mopts.modes:
-            for s in summaries:  # jit_mkldnn's per-layer time: the mkldnn conv on a blocked input
+        if mopts.predict and {"to_mkldnn", "jit_mkldnn"} & set(mopts.modes):
+            for s in summaries:  # the MKLDNN modes' per-layer time: the mkldnn conv on a blocked input
                 r = s.results.get("mkldnn")
                 if cancelled() or s.layer.spec is None or r is None or r.status != "ok":
                     continue
@@ -1210,8 +1218,8 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
             res.predict_note = f"no prediction: layer {s.layer.name} has no {path} time ({why})"
             return
         c = s.chained
-        if res.mode == "jit_mkldnn" and c is not None and c.status == "ok" and c.median_ms:
-            # the first conv reorders the graph's plain to_mkldnn input (the mkldnn time); the rest get blocked input
+        if res.mode in CHAINED_MODES and c is not None and c.status == "ok" and c.median_ms:
+            # the first conv reorders the plain x.to_mkldnn() input (the mkldnn time); the rest get blocked input
             n_plain = 1 if first in s.layer.modules else 0
             conv += n_plain * r.median_ms + (s.layer.count - n_plain) * c.median_ms
             chained += s.layer.count - n_plain
@@ -1219,6 +1227,9 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
             conv += s.layer.count * r.median_ms
     res.conv_ms = conv
     res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
+    if res.mode == "to_mkldnn" and chained:
+        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked "
+                            "outputs conv to conv), the rest on mkldnn")
     if res.mode == "jit_mkldnn":
         res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes "
                             "it), the rest on mkldnn; remainder of the to_mkldnn model with BatchNorm folded "

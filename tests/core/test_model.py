@@ -304,7 +304,7 @@ def _fake(path, ms):
     return r
 
 
-def test_jit_prediction_uses_the_chained_time_for_every_conv_but_the_first():
+def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_first():
     inv = _inv("tiny", (1, 3, 32, 32))  # stem, dw, pw x2 (pw;res)
     summaries = []
     for lay in inv.layers:
@@ -317,4 +317,7 @@ def test_jit_prediction_uses_the_chained_time_for_every_conv_but_the_first():
     assert jit.predicted_ms == pytest.approx(1.0 + 0.75 + 0.1 + 0.5)
     to = M.ModeResult("to_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
     M._predict(to, summaries, inv)
-    assert to.conv_ms == pytest.approx(4.0)  # to_mkldnn's convs: the mkldnn path as measured
+    assert to.conv_ms == pytest.approx(1.0 + 3 * 0.25)  # to_mkldnn(model) keeps blocked tensors as well
+    nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
+    M._predict(nchw, [M.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
+    assert nchw.conv_ms == pytest.approx(8.0)
