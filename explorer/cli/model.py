@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import fmt as _fmt, int_arg, paths_arg, positive_float
+from explorer.cli.common import allocator_note, fmt as _fmt, int_arg, measured_events, paths_arg, positive_float
 
 COMMANDS: dict = {}
 
@@ -40,6 +40,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
                    help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f})")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
+    p.add_argument("--allocator", type=str, default="tuned",
+                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
+                        "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
     p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
     p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
     p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
@@ -71,7 +74,7 @@ def cmd_model(args) -> int:
 
         raise InputError(f"--mb must be a positive whole number, got {args.mb}.", "mb")
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
-                       trace=not args.no_trace).validate()
+                       trace=not args.no_trace, allocator=args.allocator).validate()
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()
     sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
     quiet = args.json
@@ -85,7 +88,14 @@ def cmd_model(args) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     try:
-        for ev in iter_model(args.model, shape, args.mb, dtype, args.threads, ropts, mopts):
+        # In the measuring process, as run and sweep: one allocator state for the per-layer loops and the whole
+        # forwards. In a plain glibc process a forward's page faults depend on what ran before (MobileNetV2 mb1
+        # channels_last: 0 per forward after a per-layer sweep, ~2300 in a fresh process), which no per-layer
+        # time or stubbed remainder can predict.
+        import os
+
+        for ev in measured_events("model", args.model, shape, args.mb, dtype, args.threads, ropts, mopts,
+                                  allocator=args.allocator, folder=os.getcwd()):
             if isinstance(ev, ModelStarted):
                 inv = ev.inventory
                 layer_of = dict(enumerate(inv.layers))
@@ -121,6 +131,7 @@ def cmd_model(args) -> int:
             for r in report.modes:
                 print(mode_line(r))
             print(f"answer: {report.answer()}")
+            print(allocator_note(args.allocator), file=sys.stderr)
         if args.csv and not quiet:
             print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:
@@ -143,12 +154,16 @@ def format_layers(report) -> str:
         for p in s.results:
             if p not in paths:
                 paths.append(p)
-    head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), "best", "margin")
+    from explorer.core.model import CHAINED_PATH
+
+    chained = any(s.chained is not None for s in report.layers)  # jit_mkldnn's per-layer time, not a contender
+    head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), *((f"{CHAINED_PATH} ms",) if chained else ()),
+            "best", "margin")
     rows = []
     for s in report.layers:
         cells = []
-        for p in paths:
-            r = s.results.get(p)
+        for p in paths + ([CHAINED_PATH] if chained else []):
+            r = s.chained if p == CHAINED_PATH else s.results.get(p)
             if r is None:
                 cells.append("-")
             elif r.status != "ok":

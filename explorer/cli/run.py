@@ -30,9 +30,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--batch", type=str, default=None, metavar="FILE",
                    help="open the Sweep tab on this batch file (or shipped name); with --run, run it")
     p.add_argument("--theme", choices=("light", "dark"), default=None, help="colour theme (default: the last one)")
-    p.add_argument("--tab", choices=("run", "sweep", "roofline", "compare"), default=None,
-                   help="the tab to show (default: run, or sweep with --vary/--batch)")
+    p.add_argument("--tab", choices=TABS, default=None,
+                   help="the tab to show: run, sweep, roofline, compare or model (default: run, or sweep with --vary/--batch)")
     add_run_options(p)
+
+
+TABS = ("run", "sweep", "roofline", "compare", "model")  # the window's tabs, by their titles
 
 
 def cmd_run(args) -> int:

@@ -19,10 +19,12 @@
 5. Prediction: per mode, the per-layer times of that mode's conv path (x count) + the conversions the
    mode forces (timed on their own) + the non-conv remainder, *measured* by timing the mode's model with
    every conv replaced by a stub that returns that conv's real output (so BN, ReLU, adds, pools and the
-   classifier run exactly as in the mode, on tensors of the mode's layout). For jit_mkldnn the
-   remainder is measured on the to_mkldnn model with BatchNorm folded into the convs (torch.fx), as
-   torch.jit.freeze folds it, and the conversions are the graph's own to_mkldnn/to_dense nodes, timed
-   by the profiler.
+   classifier run exactly as in the mode, on tensors of the mode's layout). For to_mkldnn and jit_mkldnn
+   the convs after the first take the mkldnn_chained time (blocked input, as the MKLDNN model and the
+   frozen graph pass it conv to conv). For jit_mkldnn the remainder is measured on the to_mkldnn model with
+   BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
+   running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
+   nodes, timed by the profiler.
 
 Every timed loop carries the interference verdict of explorer.core.interference; a noisy loop is measured
 again (runner.MAX_ATTEMPTS) and kept marked. A ratio built on a noisy figure is uncertain, never a finding.
@@ -87,8 +89,9 @@ def parse_input(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
-def load_model(text: str) -> LoadedModel:
-    """A built-in name, package.module:callable, or a .pt2 / TorchScript file. Raises InputError."""
+def load_model(text: str, folder: str | None = None) -> LoadedModel:
+    """A built-in name, package.module:callable (imported from `folder`, default the current one, or
+    sys.path), or a .pt2 / TorchScript file (relative to `folder`). Raises InputError."""
     from torch import nn
 
     from explorer.core import model_zoo
@@ -101,6 +104,8 @@ def load_model(text: str) -> LoadedModel:
     if name is not None:
         return LoadedModel(model_zoo.build(name), name, "builtin", model_zoo.BUILTINS[name][1])
     p = Path(text)
+    if folder and not p.is_absolute():
+        p = Path(folder) / p
     if p.suffix.lower() in MODEL_FILE_SUFFIXES or (p.is_file() and ":" not in text):
         return _load_file(p, text)
     if ":" not in text:
@@ -109,8 +114,9 @@ def load_model(text: str) -> LoadedModel:
     mod_name, _, attr = text.partition(":")
     if not mod_name or not attr:
         raise InputError(f"{text!r} is not package.module:callable (both parts are needed).", "model")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # the current folder, as `python -m` would
+    here = folder or os.getcwd()
+    if here not in sys.path and (folder or "" not in sys.path):
+        sys.path.insert(0, here)  # the current folder (the caller's, in the measuring process), as `python -m` would
     try:
         mod = importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
@@ -498,6 +504,7 @@ class LayerSummary:
     best_ms: float | None = None
     margin: float | None = None  # second best / best (how much the winner wins by)
     noisy: bool = False
+    chained: object = None  # Result of the mkldnn_chained variant (jit_mkldnn's per-layer time), or None
 
 
 @dataclass
@@ -537,6 +544,69 @@ def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
             s.margin = ok[1][0] / ok[0][0]
     s.noisy = any(getattr(r, "quality", "") == "noisy" for r in results.values())
     return s
+
+
+# ---- the chained MKLDNN variant (jit_mkldnn's per-layer time) -------------------------------------------
+CHAINED_PATH = "mkldnn_chained"
+CHAINED_MODES = ("to_mkldnn", "jit_mkldnn")  # modes whose tensors stay MKLDNN from conv to conv
+CHAINED_HELP = ("the mkldnn path on an input already in the blocked layout an MKLDNN conv writes (nChw8c on AVX2): "
+                "to_mkldnn(model) and jit_mkldnn's graph pass each conv's blocked output on (BN, ReLU, adds and "
+                "pools keep the layout), so only the first conv reorders its plain input, as the mkldnn path does "
+                "on every call")
+
+
+def prepare_chained(t):
+    """The mkldnn path's module on a blocked input: x (padded as the mkldnn path pads it) through a 1x1
+    identity MKLDNN conv, whose output is in the layout oneDNN's convs write. Same values, no reorder left."""
+    import torch
+    import torch.utils.mkldnn
+    from torch import nn
+
+    from explorer.core.paths import TORCH_DTYPES, PreparedPath, _padded
+
+    dt = TORCH_DTYPES[t.spec.dtype]
+    module = torch.utils.mkldnn.to_mkldnn(t.conv32, dt)
+    xp = _padded(t.x, t.spec)
+    nd, ic = xp.dim() - 2, xp.shape[1]
+    ident = getattr(nn, f"Conv{nd}d")(ic, ic, 1, bias=False).eval()
+    with torch.no_grad():
+        ident.weight.copy_(torch.eye(ic).reshape(ic, ic, *([1] * nd)))
+        ident = torch.utils.mkldnn.to_mkldnn(ident, dt)
+        xb = ident(xp.to_mkldnn())
+    return PreparedPath(CHAINED_PATH, lambda: module.forward(xb), input_tensor=xb, weight_tensor=module.weight,
+                        keep=[module], note="input: a 1x1 identity MKLDNN conv's output (blocked)")
+
+
+def measure_chained(spec, ropts, ctx, cancel):
+    """One per-layer row of the chained variant, timed as the runner times a path (budget, retries while
+    noisy). Returns a Result (status error/unsupported when it cannot run), or None if cancelled."""
+    import torch
+
+    from explorer.core.harness import Budget, measure
+    from explorer.core.paths import Tensors, is_unsupported, one_line
+    from explorer.core.runner import MAX_ATTEMPTS, _base_result, _fill_stats, better
+
+    res = _base_result(spec, CHAINED_PATH, torch.get_num_threads(), ctx, ropts, "")
+    try:
+        prep = prepare_chained(Tensors.make(spec))
+        res.route_note = prep.note
+        with torch.no_grad():
+            prep.fn()  # untimed warm-up: builds the primitive
+        m = None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            with torch.no_grad():
+                new = measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
+            if new.stop_reason == "cancelled":
+                return None
+            m = better(m, new)
+            if m.quality != "noisy":
+                break
+        res.attempts = attempt
+        _fill_stats(res, m, spec, ctx)
+    except Exception as exc:  # noqa: BLE001 - this row's failure: the prediction falls back to mkldnn
+        res.status = "unsupported" if is_unsupported(exc) else "error"
+        res.error = one_line(exc)
+    return res
 
 
 # ---- timing helpers -----------------------------------------------------------------------------------
@@ -820,6 +890,27 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
 _JIT_MKLDNN_ELTWISE = ("ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "SiLU", "GELU", "ELU", "LeakyReLU")
 
 
+def _flat_eltwise(mod) -> Callable:
+    """The in-place dense op the jit runs for eltwise module `mod` on a flat buffer."""
+    import torch.nn.functional as F
+
+    t = type(mod).__name__
+    if t in ("ReLU6", "Hardtanh"):
+        lo, hi = getattr(mod, "min_val", 0.0), getattr(mod, "max_val", 6.0)
+        return lambda b: b.clamp_(lo, hi)
+    if t == "Hardswish":
+        return lambda b: F.hardswish(b, inplace=True)
+    if t == "Hardsigmoid":
+        return lambda b: F.hardsigmoid(b, inplace=True)
+    if t == "SiLU":
+        return lambda b: F.silu(b, inplace=True)
+    if t == "ELU":
+        return lambda b: F.elu(b, getattr(mod, "alpha", 1.0), inplace=True)
+    if t == "LeakyReLU":
+        return lambda b: F.leaky_relu(b, getattr(mod, "negative_slope", 0.01), inplace=True)
+    return lambda b: mod(b)  # GELU: out of place
+
+
 def _failing_module(model, call) -> str | None:
     """The innermost module running when call() raised (None: it did not raise, or raised outside a module)."""
     import torch
@@ -851,8 +942,24 @@ def _make_mkldnn_runnable(model, call, max_fixes: int = 500) -> list[str]:
     from torch import nn
 
     class MkldnnEltwise(nn.Module):
+        """The jit's prim::MKLDNNHardTanh_ (and kin): the dense aten op in place on the MKLDNN tensor's buffer
+        seen as a flat tensor (frozen_ops_to_mkldnn.cpp, createUnaryOp), e.g. aten::clamp on [1204224]. An
+        MKLDNN relu_ is not that op: it builds an oneDNN eltwise each call (~95 us per MobileNetV2 mb1 call,
+        against ~25 us for the clamp). Torch offers no flat view of an MKLDNN buffer outside TorchScript, so
+        the op runs on a dense buffer of the same size, one per size (as warm as the conv output it stands
+        for); the MKLDNN tensor passes through unchanged."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.op = _flat_eltwise(inner)
+
         def forward(self, x):
-            return x.relu_()
+            n = x.numel()
+            buf = buffers.get((n, x.dtype))
+            if buf is None:
+                buf = buffers[(n, x.dtype)] = torch.zeros(n, dtype=x.dtype)
+            self.op(buf)
+            return x
 
     class DenseIsland(nn.Module):
         def __init__(self, inner):
@@ -862,6 +969,9 @@ def _make_mkldnn_runnable(model, call, max_fixes: int = 500) -> list[str]:
         def forward(self, x):
             return self.inner(x.to_dense()).to_mkldnn()
 
+    import torch
+
+    buffers: dict = {}
     fixed: list[str] = []
     for _ in range(max_fixes):
         path = _failing_module(model, call)
@@ -870,7 +980,7 @@ def _make_mkldnn_runnable(model, call, max_fixes: int = 500) -> list[str]:
         mod = model.get_submodule(path)
         if isinstance(mod, (MkldnnEltwise, DenseIsland)):
             raise RuntimeError(f"{path} still refuses MKLDNN tensors")
-        new = MkldnnEltwise() if type(mod).__name__ in _JIT_MKLDNN_ELTWISE else DenseIsland(mod)
+        new = MkldnnEltwise(mod) if type(mod).__name__ in _JIT_MKLDNN_ELTWISE else DenseIsland(mod)
         _set_submodule(model, path, new)
         fixed.append(path)
     raise RuntimeError("too many modules refuse MKLDNN tensors")
@@ -935,6 +1045,7 @@ def iter_model(
     model_opts: ModelOptions | None = None,
     cancel: Callable[[], bool] | None = None,
     ctx=None,
+    folder: str | None = None,
 ) -> Iterator:
     """The whole planner as a generator of events (runs in the GUI's measuring child, see core.child):
     ModelStarted(inventory), the sweep events of the per-layer table (iter_points), then per mode
@@ -958,7 +1069,7 @@ def iter_model(
     ropts = ropts.validate()
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
-    loaded = load_model(model)
+    loaded = load_model(model, folder)
     shape = parse_input(input_shape) if isinstance(input_shape, str) else (tuple(input_shape) if input_shape else None)
     shape = shape or loaded.default_input
     if mb is not None:
@@ -995,6 +1106,12 @@ def iter_model(
                 pass
             yield ev
         summaries = [summarize_layer(lay, per_layer[i]) for i, lay in enumerate(inv.layers)]
+        if mopts.predict and {"to_mkldnn", "jit_mkldnn"} & set(mopts.modes):
+            for s in summaries:  # the MKLDNN modes' per-layer time: the mkldnn conv on a blocked input
+                r = s.results.get("mkldnn")
+                if cancelled() or s.layer.spec is None or r is None or r.status != "ok":
+                    continue
+                s.chained = measure_chained(s.layer.spec, ropts, ctx, cancelled)
         if cancelled():  # the rows measured so far are the report (the CSV keeps them)
             done = [s for s in summaries if s.results]
             yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started), True)
@@ -1091,19 +1208,32 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     if res.status != "ok" or res.remainder_ms is None:
         return
     path = MODE_PATH[res.mode]
+    first = inv.sites[0].module if inv.sites else None
     conv = 0.0
+    chained = 0
     for s in summaries:
         r = s.results.get(path)
         if r is None or r.status != "ok" or not r.median_ms:
             why = s.layer.error or (r.error if r is not None else f"path {path} was not measured")
             res.predict_note = f"no prediction: layer {s.layer.name} has no {path} time ({why})"
             return
-        conv += s.layer.count * r.median_ms
+        c = s.chained
+        if res.mode in CHAINED_MODES and c is not None and c.status == "ok" and c.median_ms:
+            # the first conv reorders the plain x.to_mkldnn() input (the mkldnn time); the rest get blocked input
+            n_plain = 1 if first in s.layer.modules else 0
+            conv += n_plain * r.median_ms + (s.layer.count - n_plain) * c.median_ms
+            chained += s.layer.count - n_plain
+        else:
+            conv += s.layer.count * r.median_ms
     res.conv_ms = conv
     res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
+    if res.mode == "to_mkldnn" and chained:
+        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked "
+                            "outputs conv to conv), the rest on mkldnn")
     if res.mode == "jit_mkldnn":
-        res.predict_note = ("convs on the mkldnn path; remainder of the to_mkldnn model with BatchNorm folded "
-                            "(ReLU6-like modules as an MKLDNN eltwise, as the jit runs them); conversions: the "
+        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes "
+                            "it), the rest on mkldnn; remainder of the to_mkldnn model with BatchNorm folded "
+                            "(ReLU6-like modules as the jit's flat in-place aten op); conversions: the "
                             "graph's to_mkldnn/to_dense nodes (profiler)")
 
 
@@ -1250,6 +1380,8 @@ def report_rows(report: ModelReport) -> list[dict]:
     for s in report.layers:
         for r in s.results.values():
             rows.append(layer_path_row(inv, s.layer, r))
+        if s.chained is not None:
+            rows.append(layer_path_row(inv, s.layer, s.chained))
     rows += [mode_row(inv, r, report.threads) for r in report.modes]
     return rows
 

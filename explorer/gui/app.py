@@ -164,6 +164,16 @@ def system_theme(app) -> str:
     return "dark" if app.palette().color(QPalette.Window).lightness() < 128 else "light"
 
 
+def select_tab(win, name: str) -> bool:
+    """Show the tab titled `name` (run, sweep, roofline, compare, model; any case). False when the window
+    has no such tab (e.g. the Model tab when its view is not installed)."""
+    for i in range(win.tabs.count()):
+        if win.tabs.tabText(i).strip().lower() == name.strip().lower():
+            win.tabs.setCurrentIndex(i)
+            return True
+    return False
+
+
 def create_window(settings=None, spec=None, options: dict | None = None, csv_path=None, restore=True):
     """The main window on `spec` (else the last spec in QSettings, else the default preset)."""
     from explorer.gui.main_window import MainWindow
@@ -245,8 +255,9 @@ def run_gui(args) -> int:
             sv.set_vary(vs[0][0].strip(), vs[0][2].strip(), vs[1][0].strip() if len(vs) > 1 else None,
                         vs[1][2].strip() if len(vs) > 1 else "")
     tab = getattr(args, "tab", None) or ("sweep" if sweeping else None)
-    if tab:
-        win.tabs.setCurrentIndex(("run", "sweep", "roofline", "compare").index(tab))
+    if tab and not select_tab(win, tab):
+        print(f"the {tab.title()} tab is not in this window (its view is not installed); showing "
+              f"{win.tabs.tabText(win.tabs.currentIndex())}", file=sys.stderr)
     if spec is None and (dtype or bias is not None):
         cur = win.panel.spec
         if cur is not None:

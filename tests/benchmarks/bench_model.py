@@ -28,7 +28,7 @@ Two deviations repeat across runs, so they are likely systematic:
   previous op's blocked output, so that reorder disappears. Memory-bound depthwise and 1x1 convs feel it most.
 - MobileNetV2 channels_last at mb1 measures slower than predicted (0.64-0.66). Every conv keeps NHWC in
   and out (checked), so the cause is still open.
-
+"""
 
 from __future__ import annotations
 

@@ -90,7 +90,10 @@ def test_a_user_module_from_the_current_folder_runs(pkg, capsys, tmp_path):
     layers = df[df.kind == "layer"]
     assert list(layers["modules"]) == ["conv1", "conv2"]
     assert list(layers["desc"]) == ["mb1ic3ih32oc8oh32kh3ph1", "mb1ic8ih32oc8oh32kh3ph1"]
-    assert len(df[df.kind == "layer_path"]) == 4  # 2 layers x 2 paths
+    lp = df[df.kind == "layer_path"]
+    assert len(lp) == 6  # 2 layers x 2 paths, and each layer's mkldnn_chained row (jit_mkldnn's per-layer time)
+    assert (lp["path"] == "mkldnn_chained").sum() == 2
+    assert "mkldnn_chained ms" in out.out  # the layer table shows it beside the paths
 
 
 def test_a_mode_the_model_cannot_run_is_a_row_with_the_op_named(pkg, capsys, tmp_path):

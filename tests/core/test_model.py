@@ -182,7 +182,9 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     assert report.mode("to_mkldnn").conversion_ms > 0  # input to_mkldnn + output to_dense
     rows = list(csv.DictReader(io.StringIO(M.rows_to_text(M.report_rows(report)))))
     kinds = [r["kind"] for r in rows]
-    assert kinds.count("layer") == 3 and kinds.count("layer_path") == 9 and kinds.count("mode") == 4
+    # 3 layers x 3 paths, and each layer's mkldnn_chained row (jit_mkldnn's per-layer time)
+    assert kinds.count("layer") == 3 and kinds.count("layer_path") == 12 and kinds.count("mode") == 4
+    assert sum(r["path"] == M.CHAINED_PATH for r in rows) == 3
     mode_rows = {r["mode"]: r for r in rows if r["kind"] == "mode"}
     assert float(mode_rows["to_mkldnn"]["measured_ms"]) == pytest.approx(report.mode("to_mkldnn").measured_ms, rel=1e-5)
     assert mode_rows["nchw"]["quality"] == report.mode("nchw").quality
@@ -260,3 +262,62 @@ def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
     assert [s.layer.name for s in last.report.layers] == ["stem"]
     rows = M.report_rows(last.report)
     assert [r["kind"] for r in rows] == ["layer", "layer_path", "layer_path"]
+
+
+def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkldnn_relu():
+    import torch.utils.mkldnn
+    from torch.profiler import profile
+
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU6()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    mm = torch.utils.mkldnn.to_mkldnn(net)
+    xm = x.to_mkldnn()
+    M._make_mkldnn_runnable(mm, lambda: mm(xm))
+    y = mm[0](xm)
+    with torch.no_grad(), M._quiet_stderr(), profile() as prof:
+        out = mm[1](y)
+    names = {e.name for e in prof.events()}
+    assert out is y  # the MKLDNN tensor passes through
+    assert "aten::clamp_" in names and "aten::relu_" not in names
+
+
+def test_prepare_chained_gives_the_mkldnn_conv_output_from_a_blocked_input():
+    from explorer.core.paths import Tensors, prepare, to_dense
+    from explorer.core.spec import ConvSpec
+
+    spec = ConvSpec(mb=1, g=8, ic=8, ih=10, iw=10, oc=8, kh=3, kw=3, sh=1, sw=1, ph=1, pw=1, dh=0, dw=0,
+                    bias=False, dtype="f32", name="dw").validate()
+    t = Tensors.make(spec)
+    chained = M.prepare_chained(t)
+    with torch.no_grad():
+        got = to_dense(chained.fn())
+        want = to_dense(prepare("mkldnn", t).fn())
+    assert chained.name == M.CHAINED_PATH and chained.input_tensor.layout == torch._mkldnn
+    assert torch.allclose(got, want, atol=1e-5)
+
+
+def _fake(path, ms):
+    from explorer.core.results import Result
+
+    r = Result(spec=None, path=path, threads=1)
+    r.status, r.median_ms = "ok", ms
+    return r
+
+
+def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_first():
+    inv = _inv("tiny", (1, 3, 32, 32))  # stem, dw, pw x2 (pw;res)
+    summaries = []
+    for lay in inv.layers:
+        s = M.summarize_layer(lay, {"mkldnn": _fake("mkldnn", 1.0)})
+        s.chained = _fake(M.CHAINED_PATH, 0.25)
+        summaries.append(s)
+    jit = M.ModeResult("jit_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
+    M._predict(jit, summaries, inv)
+    assert jit.conv_ms == pytest.approx(1.0 + 3 * 0.25)  # the stem reorders the plain input: mkldnn time
+    assert jit.predicted_ms == pytest.approx(1.0 + 0.75 + 0.1 + 0.5)
+    to = M.ModeResult("to_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
+    M._predict(to, summaries, inv)
+    assert to.conv_ms == pytest.approx(1.0 + 3 * 0.25)  # to_mkldnn(model) keeps blocked tensors as well
+    nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
+    M._predict(nchw, [M.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
+    assert nchw.conv_ms == pytest.approx(8.0)

@@ -111,6 +111,17 @@ def _dark(png) -> float:
     return dark / n
 
 
+def test_tab_model_is_accepted_and_shows_the_model_tab(make_window):
+    from explorer.cli.run import TABS
+    from explorer.gui.app import select_tab
+
+    assert "model" in TABS  # `gui --tab model` passes the parser
+    win = make_window()
+    assert select_tab(win, "model") and win.tabs.currentWidget() is win.model_tab
+    assert select_tab(win, "compare") and win.tabs.tabText(win.tabs.currentIndex()) == "Compare"
+    assert not select_tab(win, "nosuchtab")
+
+
 def test_gui_sweep_and_batch_run_in_the_window_and_write_their_rows(tmp_path, qapp):
     """Issue 12: `gui DESC --vary ... --run --csv` runs the sweep in the window; `--batch FILE` a batch;
     `--theme dark --tab sweep --screenshot` shows a dark sweep chart."""

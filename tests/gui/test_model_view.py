@@ -63,7 +63,9 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
     out = tmp_path / "m.csv"
     assert view.export_csv(str(out))
     df = pd.read_csv(out)
-    assert (df.kind == "layer").sum() == 3 and (df.kind == "layer_path").sum() == 6 and (df.kind == "mode").sum() == 4
+    # 3 layers x 2 paths, and each layer's mkldnn_chained row (jit_mkldnn's per-layer time)
+    assert (df.kind == "layer").sum() == 3 and (df.kind == "layer_path").sum() == 9 and (df.kind == "mode").sum() == 4
+    assert (df.path == "mkldnn_chained").sum() == 3
     # jump from a layer to the Run tab with its spec
     row = next(r for r in range(3) if view.layers.item(r, 0).text() == "dw")
     view.layers.cellDoubleClicked.emit(row, 0)
