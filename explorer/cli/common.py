@@ -48,6 +48,19 @@ def int_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+def positive_int_arg(text: str) -> int:
+    v = int_arg(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return v
+
+
+def add_allocator_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allocator", type=str, default="tuned",
+                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
+                        "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
+
+
 def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     p.add_argument("--paths", type=str, default="all",
                    help="comma-separated paths; 'all' = the six seed paths (default), 'routes' = jit_frozen, compiled, "
@@ -57,9 +70,7 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     p.add_argument("--budget-ms", type=positive_float, default=500.0, help="time budget per path in ms (default 500)")
     p.add_argument("--no-bias", action="store_true", help="convolution without bias")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call (no conv_impl/tag columns)")
-    p.add_argument("--allocator", type=str, default="tuned",
-                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
-                        "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
+    add_allocator_option(p)
     if csv:
         p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
         p.add_argument("--force", action="store_true", help="overwrite an existing CSV")

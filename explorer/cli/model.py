@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import allocator_note, fmt as _fmt, int_arg, measured_events, paths_arg, positive_float
+from explorer.cli.common import (add_allocator_option, allocator_note, fmt as _fmt, int_arg, measured_events, paths_arg,
+                                 positive_float, positive_int_arg)
 
 COMMANDS: dict = {}
 
@@ -31,7 +32,7 @@ def add_parsers(sub) -> None:
     p.add_argument("model", help="resnet50 | mobilenet_v2 | package.module:callable | file.pt2 | file.pt")
     p.add_argument("--input", type=str, default=None,
                    help="input shape N,C,H,W (default: the built-in's, the exported program's, or 1,3,224,224)")
-    p.add_argument("--mb", type=int_arg, default=None, help="minibatch (replaces the input's first dimension)")
+    p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch (replaces the input's first dimension)")
     p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
     p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
     p.add_argument("--paths", type=str, default="all", help="per-layer paths, comma-separated, or 'all' (default)")
@@ -40,9 +41,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
                    help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f})")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
-    p.add_argument("--allocator", type=str, default="tuned",
-                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
-                        "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
+    add_allocator_option(p)
     p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
     p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
     p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
@@ -69,10 +68,6 @@ def cmd_model(args) -> int:
 
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
     shape = parse_input(args.input)
-    if args.mb is not None and args.mb < 1:
-        from explorer.core.errors import InputError
-
-        raise InputError(f"--mb must be a positive whole number, got {args.mb}.", "mb")
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
                        trace=not args.no_trace, allocator=args.allocator).validate()
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()

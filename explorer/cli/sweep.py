@@ -10,8 +10,8 @@ import json
 import sys
 
 from explorer.cli.common import (
-    EXIT_BAD_INPUT, add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline, ratio_text,
-    run_options, spec_from,
+    EXIT_BAD_INPUT, add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline,
+    positive_int_arg, ratio_text, run_options, spec_from,
 )
 from explorer.core.interference import warning_line
 
@@ -32,24 +32,12 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("batch", help="run a benchdnn conv batch file (or a shipped one: resnet_50, quick, ...)")
     p.add_argument("file", help="batch file path, or the bare name of a shipped batch")
-    p.add_argument("--mb", type=_mb_arg, default=None, help="minibatch for every line (overrides the file)")
+    p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch for every line (overrides the file)")
     p.add_argument("--list", action="store_true",
                    help="list every problem (like benchdnn --mode=L): line, descriptor, dims, left/right pads, "
                         "output sizes, op counts; runs nothing")
     add_run_options(p)
 
-
-
-def _mb_arg(text: str) -> int:
-    import argparse
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return v
 
 
 # ---- shared running loop ----------------------------------------------------------------------------

@@ -17,10 +17,9 @@ API (for the main window):
 
 from __future__ import annotations
 
-import threading
 import traceback
 
-from PySide6.QtCore import QObject, QRect, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QRect, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
@@ -30,7 +29,7 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError
 from explorer.gui import measure
 from explorer.gui.colors import path_color
-from explorer.gui.worker import ThreadController
+from explorer.gui.worker import MeasureWorker, ThreadController
 
 SHARE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
@@ -75,7 +74,7 @@ class ShareBar(QStyledItemDelegate):
         painter.restore()
 
 
-class ModelWorker(QObject):
+class ModelWorker(MeasureWorker):
     """Reads the model job's events from the measuring process and forwards them to the GUI thread."""
 
     inventory = Signal(object)  # core.model.Inventory
@@ -84,22 +83,10 @@ class ModelWorker(QObject):
     mode_done = Signal(object)  # ModeResult
     report = Signal(object)  # ModelReport
     progress = Signal(str)
-    failed = Signal(str, str)
-    done = Signal(bool)
-    boundary = Signal(object)  # threading.Event: the measuring child waits; the window draws, then sets it
 
     def __init__(self, args: tuple, kwargs: dict):
         super().__init__()
         self.args, self.kwargs = args, kwargs
-        self._cancel = threading.Event()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-        measure.cancel()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
 
     @Slot()
     def run(self) -> None:
@@ -114,7 +101,7 @@ class ModelWorker(QObject):
             for ev in measure.events("model", *self.args, cancel=self._cancel, **self.kwargs):
                 measure.set_timing(False)  # the child is between bursts now
                 if isinstance(ev, Samples):
-                    measure.paced_boundary(self, self.boundary.emit)  # the child waits until the window drew
+                    self.at_boundary()  # the child waits until the window drew
                 elif isinstance(ev, ModelStarted):
                     names = {i: lay.name for i, lay in enumerate(ev.inventory.layers)}
                     self.inventory.emit(ev.inventory)
