@@ -212,16 +212,17 @@ class ModelView(QWidget):
         self.run_button.clicked.connect(self.run)
         self.stop_button.clicked.connect(self.stop)
         self.export_button.clicked.connect(lambda: self.export_csv())
+        # Two rows: in one, the fields and four buttons need ~870 px, and at 1024x700 the tab has ~620.
         top = QHBoxLayout()
         top.addWidget(QLabel("Model"))
         top.addWidget(self.model_box)
         top.addWidget(QLabel("Input"))
         top.addWidget(self.input_edit)
-        top.addWidget(self.run_button)
-        top.addWidget(self.stop_button)
-        top.addWidget(self.export_button)
-        top.addWidget(self.open_button)
         top.addStretch(1)
+        buttons = QHBoxLayout()
+        for b in (self.run_button, self.stop_button, self.export_button, self.open_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
 
         self.answer = QLabel("Pick a model and run it: every convolution over the paths, then the model end to end "
                              "in each mode, measured and predicted.")
@@ -250,14 +251,17 @@ class ModelView(QWidget):
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
-        bl.addWidget(QLabel("End to end: measured per forward, predicted from the layer table "
-                            "(convs on the mode's path + forced conversions + the non-conv remainder, measured "
-                            "with the convs stubbed out)"))
+        caption = QLabel("End to end: measured per forward, predicted from the layer table "
+                         "(convs on the mode's path + forced conversions + the non-conv remainder, measured "
+                         "with the convs stubbed out)")
+        caption.setWordWrap(True)  # one line of it set the whole tab's minimum width to ~1,100 px
+        bl.addWidget(caption)
         bl.addWidget(self.modes_table)
         split.addWidget(bottom)
         split.setSizes([420, 230])
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addLayout(buttons)
         lay.addWidget(self.answer)
         lay.addWidget(self.message)
         lay.addWidget(split, 1)

@@ -103,3 +103,10 @@ def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
     assert v.modes_table.item(1, 2).text() == err and v.modes_table.columnSpan(1, 2) > 5
     v._fill_modes([ModeResult("nchw", measured_ms=2.0)])
     assert v.modes_table.columnSpan(0, 2) == 1
+
+
+def test_the_model_tab_fits_a_1024_px_window(make_window):
+    """At 1024x700 the tab has ~620 px: one row of fields and buttons and an unwrapped caption made it
+    ~1,100 px wide, with its Export and Open buttons scrolled out of sight."""
+    win = make_window(size=(1024, 700))
+    assert win.model_view.minimumSizeHint().width() <= 620
