@@ -106,9 +106,12 @@ def test_trace_json_lists_primitives(capsys):
 def test_python_dash_m_and_signals_keep_finished_rows(tmp_path, sig):
     out = tmp_path / "t.csv"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Ctrl+C as in a terminal: a test runner started in the background (`cmd &` in a script) passes SIGINT
+    # down ignored, and Python then keeps ignoring it, as it should.
     proc = subprocess.Popen(
         [sys.executable, "-m", "explorer", "run", TINY, "--budget-ms", "1500", "--csv", str(out)],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # wait until the second path starts, i.e. one row is finished and on disk
     deadline = time.time() + 60
