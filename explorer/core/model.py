@@ -455,6 +455,10 @@ class ModeResult:
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
     remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
     remainder_quality: str = ""
+    # the convs' time inside this mode's own forward (model_inplace): beside conv_ms it shows whether the
+    # per-layer table or the remainder is what a prediction misses
+    convs_in_model_ms: float | None = None
+    convs_in_model_note: str = ""
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
     speedup: float | None = None  # nchw measured / this measured
@@ -1164,6 +1168,7 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
         res.stop_reason, res.attempts = m.stop_reason, attempts
         fill_quality(res, m)
         if mopts.predict and not cancel():
+            res.convs_in_model_ms, res.convs_in_model_note = _convs_in_model(prep, mode)
             with torch.no_grad():
                 res.conversion_ms, conv_q = _measure_conversions(prep, max(50.0, mopts.mode_budget_ms / 10), cancel)
                 rem_fn, rem_err = None, ""
@@ -1202,6 +1207,17 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
                 where = ""
         res.error = f"{type(exc).__name__}{where}: {one_line(exc)}"
     return res
+
+
+def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
+    from explorer.core.model_inplace import convs_in_forward_ms
+
+    try:
+        return convs_in_forward_ms(prep.fn, graph=(mode == "jit_mkldnn"))
+    except Exception as e:  # noqa: BLE001 - a diagnostic column: its failure leaves the mode's figures as they are
+        from explorer.core.paths import one_line
+
+        return None, f"not read: {type(e).__name__}: {one_line(e)}"
 
 
 def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> None:
@@ -1320,7 +1336,7 @@ def answer_line(report: ModelReport) -> str:
 # ---- CSV ------------------------------------------------------------------------------------------------
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
-                      "conversion_ms", "remainder_ms", "remainder_quality", "rel_err", "convs_faster", "convs_total", "uncertain",
+                      "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality", "rel_err", "convs_faster", "convs_total", "uncertain",
                       "uncertain_reason", "note")
 
 
@@ -1362,9 +1378,11 @@ def layer_path_row(inv: Inventory, lay: Layer, result) -> dict:
 def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
     row = {"kind": "mode", "model": inv.model, "input_shape": "x".join(map(str, inv.input_shape)),
            "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
-           "median_ms": r.measured_ms, "note": r.predict_note, "threads": threads, "count": inv.total}
+           "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
+           "note": "; ".join(n for n in (r.predict_note, r.convs_in_model_note and
+                                         f"convs in model: {r.convs_in_model_note}") if n)}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
-              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conversion_ms", "remainder_ms", "remainder_quality",
+              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
               "predicted_ms",
               "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",

@@ -156,7 +156,7 @@ class ModelController(ThreadController):
 
 LAYER_HEAD = ("layer", "count", "desc", "best path", "best ms", "margin", "share of conv time")
 MODE_HEAD = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "speedup", "predicted speedup",
-             "conv ms", "conversions ms", "remainder ms", "quality", "note / error")
+             "conv ms", "convs in model ms", "conversions ms", "remainder ms", "quality", "note / error")
 
 
 class ModelView(QWidget):
@@ -465,12 +465,16 @@ class ModelView(QWidget):
                 _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
                 _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
                 _Num(f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
+                _Num(f"{r.convs_in_model_ms:.4g}" if r.convs_in_model_ms else "", r.convs_in_model_ms),
                 _Num(f"{r.conversion_ms:.3g}" if r.conversion_ms is not None else "", r.conversion_ms),
                 _Num(f"{r.remainder_ms:.4g}" if r.remainder_ms else "", r.remainder_ms),
                 QTableWidgetItem(r.quality or ""), QTableWidgetItem(r.error or r.predict_note or r.uncertain_reason),
             ]
             if r.noisy:
-                cells[10].setToolTip(r.quality_reason)
+                cells[MODE_HEAD.index("quality")].setToolTip(r.quality_reason)
+            cells[MODE_HEAD.index("convs in model ms")].setToolTip(
+                "the convs inside this mode's forward, read with the profiler: " + (r.convs_in_model_note or "")
+                + "; beside 'conv ms' (the per-layer table) it shows which half of the prediction missed")
             cells[-1].setToolTip(cells[-1].text())
             if not ok:  # the exact error, where the figures would be (the op and module are named in it)
                 cells[2] = QTableWidgetItem(r.error)

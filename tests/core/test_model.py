@@ -188,6 +188,10 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     mode_rows = {r["mode"]: r for r in rows if r["kind"] == "mode"}
     assert float(mode_rows["to_mkldnn"]["measured_ms"]) == pytest.approx(report.mode("to_mkldnn").measured_ms, rel=1e-5)
     assert mode_rows["nchw"]["quality"] == report.mode("nchw").quality
+    for r in report.modes:  # the convs timed where they run, beside the table's sum
+        assert r.convs_in_model_ms > 0, (r.mode, r.convs_in_model_note)
+        assert float(mode_rows[r.mode]["convs_in_model_ms"]) == pytest.approx(r.convs_in_model_ms, rel=1e-5)
+    assert "convs in model: jit graph" in mode_rows["jit_mkldnn"]["note"]
     layer = next(r for r in rows if r["kind"] == "layer" and r["name"] == "pw")
     assert layer["count"] == "2" and layer["modules"] == "pw;res" and layer["desc"] == "mb2ic8ih8oc8oh8kh1ph0"
     line = report.answer()
@@ -321,3 +325,45 @@ def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_fir
     nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
     M._predict(nchw, [M.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
     assert nchw.conv_ms == pytest.approx(8.0)
+
+
+class _SleepBetweenConvs(nn.Module):
+    """Two tiny convs around 30 ms of Python that is not a conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        import time
+
+        y = self.a(x)
+        time.sleep(0.03)
+        return self.b(y)
+
+
+def test_convs_in_the_forward_count_each_conv_once_and_nothing_else():
+    from torch.profiler import profile
+
+    from explorer.core.model_inplace import CONV_OPS, convs_in_forward_ms
+
+    net, x = _SleepBetweenConvs().eval(), torch.randn(1, 3, 16, 16)
+    ms, note = convs_in_forward_ms(lambda: net(x), runs=3)
+    assert 0 < ms < 30 and "outermost" in note  # the sleep between them is not a conv
+    with torch.no_grad(), profile() as prof:
+        net(x)
+    nested = sum(e.cpu_time_total for e in prof.events() if e.name in CONV_OPS) / 1e3
+    outer = sum(e.cpu_time_total for e in prof.events() if e.name == "aten::conv2d") / 1e3
+    assert nested > 2 * outer  # conv2d > convolution > _convolution > ...: summing every level would count each conv 3-4 times
+    assert ms < nested / 2
+
+
+def test_a_jit_graphs_convs_are_its_time_outside_the_recorded_ops():
+    from explorer.core.model_inplace import GRAPH_NOTE, convs_in_forward_ms
+
+    net, x = model_zoo.build("tiny").eval(), torch.randn(1, 3, 32, 32)
+    prep = M._prepare_mode("jit_mkldnn", net, x, "f32")
+    ms, note = convs_in_forward_ms(prep.fn, graph=True, runs=3)
+    assert ms > 0 and note == GRAPH_NOTE
+    ms_eager, _ = convs_in_forward_ms(prep.fn, graph=False, runs=1)  # the graph's convs are not recorded ops
+    assert ms_eager is None
