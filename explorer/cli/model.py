@@ -197,10 +197,10 @@ def format_modes(report) -> str:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
     notes = [f"  {r.mode}: {r.predict_note}" for r in report.modes if r.predict_note and r.status == "ok"]
     notes.append("  conv ms: the per-layer table's convs (each timed alone); convs in model ms: the same convs "
-                 "inside the mode's forward (profiler). Far apart: the table, not the remainder, is what a "
+                 "timed inside the mode's own forward. Far apart: the table, not the remainder, is what a "
                  "prediction misses.")
     notes += [f"  {r.mode} convs in model: {r.convs_in_model_note}" for r in report.modes
-              if r.status == "ok" and r.convs_in_model_note.startswith(("jit", "not read", "no conv"))]
+              if r.status == "ok" and r.convs_in_model_note.startswith(("jit", "not read", "no conv", "the outermost"))]
     return "\n".join(lines + notes)
 
 

@@ -1213,7 +1213,7 @@ def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
     from explorer.core.model_inplace import convs_in_forward_ms
 
     try:
-        return convs_in_forward_ms(prep.fn, graph=(mode == "jit_mkldnn"))
+        return convs_in_forward_ms(prep.fn, prep.model, graph=(mode == "jit_mkldnn"))
     except Exception as e:  # noqa: BLE001 - a diagnostic column: its failure leaves the mode's figures as they are
         from explorer.core.paths import one_line
 

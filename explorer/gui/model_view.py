@@ -473,7 +473,7 @@ class ModelView(QWidget):
             if r.noisy:
                 cells[MODE_HEAD.index("quality")].setToolTip(r.quality_reason)
             cells[MODE_HEAD.index("convs in model ms")].setToolTip(
-                "the convs inside this mode's forward, read with the profiler: " + (r.convs_in_model_note or "")
+                "the convs timed inside this mode's own forward: " + (r.convs_in_model_note or "")
                 + "; beside 'conv ms' (the per-layer table) it shows which half of the prediction missed")
             cells[-1].setToolTip(cells[-1].text())
             if not ok:  # the exact error, where the figures would be (the op and module are named in it)

@@ -1,7 +1,9 @@
 """Screenshot of the Model tab after a real run (the measurement runs in the measuring child process).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/shot_model_tab.py resnet50 /tmp/model_tab.png \
-        [--input 1,3,224,224] [--threads 1] [--budget-ms 100] [--mode-budget-ms 1000]
+        [--input 1,3,224,224] [--threads 1] [--budget-ms 100] [--mode-budget-ms 1000] [--size WxH] [--theme dark]
+
+With DISPLAY set (e.g. Xvfb) and no QT_QPA_PLATFORM it is a real X window.
 """
 
 import argparse
@@ -19,6 +21,7 @@ def main() -> int:
     ap.add_argument("--budget-ms", type=float, default=100.0)
     ap.add_argument("--mode-budget-ms", type=float, default=1000.0)
     ap.add_argument("--size", default="1440x900")
+    ap.add_argument("--theme", choices=("light", "dark"), default=None)
     a = ap.parse_args()
     os.environ.setdefault("MKLDNN_EXPLORER_SETTINGS", os.path.join(tempfile.mkdtemp(), "settings.ini"))
     from PySide6.QtCore import QTimer
@@ -32,6 +35,8 @@ def main() -> int:
     win = create_window(make_settings())
     w, h = (int(x) for x in a.size.split("x"))
     win.resize(w, h)
+    if a.theme:
+        win.apply_theme(a.theme)
     win.show()
     view = win.model_view
     win.tabs.setCurrentWidget(win.model_tab)
