@@ -30,6 +30,11 @@ MAX_SAMPLES = 200_000
 # The meter's read costs the next call ~2.5 us of cold caches (measured on a 15 us conv: 17.3 vs 14.6 us
 # with a read after every call, 14.6 us without). Calls shorter than this share one read.
 READ_EVERY_NS = 250_000
+# A consumer that holds the loop at a burst boundary this long (the window painting) lets OpenMP's threads
+# fall asleep and other work evict the caches: the first call after it measured ~15% slow (a 6.5 ms conv
+# held 20 ms every 50 ms; 2% without the hold), which moved the median ~4%. After such a hold one untimed
+# call, counted with the pause, puts the loop back where it was, when calls are short enough to afford it.
+HOLD_REWARM_NS = 2_000_000
 
 
 @dataclass
@@ -237,6 +242,8 @@ def measure_iter(
             if meter:  # one canary run per burst, in the pause: the loop's speed of the CPU, hiccups outvoted
                 canaries.append(itf._canary_once())
             yield Progress(np.asarray(samples[last_yielded:], dtype=np.int64), n, (t1 - t_begin) / 1e9, b.budget_ms / 1e3)
+            if clock() - p0.wall_ns > HOLD_REWARM_NS and samples[-1] < interval_ns // 4:
+                fn()
             p1 = itf.snapshot(sched, clock)
             paused.add(p0, p1)
             held = p1.wall_ns - p0.wall_ns

@@ -71,3 +71,28 @@ def test_statistics():
     assert m.median_ms == 3 and m.min_ms == 1 and m.mean_ms == 22
     assert m.iqr_ms == pytest.approx(2.0)
     assert median_rel_ci(np.array([5, 5, 5, 5])) == 0.0
+
+
+@pytest.mark.parametrize("hold_s, rewarms", [(0.0, False), (0.005, True)])
+def test_a_consumer_that_holds_the_loop_gets_one_untimed_call_after_each_hold(hold_s, rewarms):
+    calls = []
+
+    def fn():
+        calls.append(1)
+        time.sleep(0.0002)
+
+    gen = measure_iter(fn, Budget(budget_ms=80, min_samples=5, precision=0.0, warmup=0), progress_interval_s=0.01,
+                       meter=False)
+    holds = 0
+    try:
+        while True:
+            next(gen)
+            holds += 1
+            time.sleep(hold_s)  # the window painting this burst
+    except StopIteration as stop:
+        m = stop.value
+    extra = len(calls) - m.n
+    if rewarms:  # every hold but the first (before any sample) and the last (after the loop)
+        assert holds - 2 <= extra <= holds and extra >= 2
+    else:
+        assert extra == 0  # a consumer that does not hold (the command line) costs no call
