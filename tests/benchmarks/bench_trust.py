@@ -5,6 +5,9 @@
             setting the tool prints (tuned by default); every path, alternated, several rounds.
   gui       the window's medians (`mkldnn-explorer gui DESC --run --csv --exit-when-done`, a real window
             when DISPLAY is set) against the CLI's, alternated; and the window's event-loop stall p99.
+  methods   for a few specs and the F.conv2d paths (dense, channels_last, native): the CLI against t.u.b.
+            and against a plain per-call perf_counter loop, both in one fresh process of the user's:
+            separates the timing method from the process when the first two disagree.
   load      the CLI under a bounded background load (a busy loop at nice 19 per core, each in a session
             of its own, as a desktop's other programs are): rows off by more than 10% from the quiet
             figure that are NOT marked noisy, and whether every noisy row names its cause.
@@ -12,6 +15,7 @@
     python tests/benchmarks/bench_trust.py fidelity [--rounds 5] [--out DIR]
     python tests/benchmarks/bench_trust.py gui [--rounds 3]
     python tests/benchmarks/bench_trust.py load [--rounds 5] [--quiet DIR/fidelity.json]
+    python tests/benchmarks/bench_trust.py methods --specs mb8ic64ih28oc64oh28kh3ph1 [--rounds 5]
 
 Each prints a markdown table and writes its raw figures as JSON in --out (default bench-out/).
 """
@@ -88,6 +92,75 @@ for p in paths:
     torch.backends.mkldnn.enabled = True
 print(json.dumps(out))
 '''
+
+
+# Two timing methods in one fresh process of the user's, alternated: t.u.b. and a plain loop that reads
+# perf_counter around every call (the tool's method, without the tool).
+METHOD_SCRIPT = r'''
+import json, statistics, sys, time
+import torch, torch.nn.functional as F, torch.utils.benchmark as tb
+from explorer.core.spec import parse_descriptor
+spec = parse_descriptor(sys.argv[1]); threads = int(sys.argv[2]); paths = sys.argv[3].split(","); t_min = float(sys.argv[4])
+torch.manual_seed(0); torch.set_grad_enabled(False); torch.set_num_threads(threads)
+conv = torch.nn.Conv2d(spec.ic, spec.oc, (spec.kh, spec.kw), stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw),
+                       dilation=spec.torch_dilation, groups=spec.g, bias=spec.bias).eval().requires_grad_(False)
+x, w, b = torch.randn(spec.input_shape), conv.weight, conv.bias
+args = dict(stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw), dilation=spec.torch_dilation, groups=spec.g)
+xc, wc = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
+fns = {"dense": lambda: F.conv2d(x, w, b, **args), "native": lambda: F.conv2d(x, w, b, **args),
+       "channels_last": lambda: F.conv2d(xc, wc, b, **args)}
+out = {}
+for p in paths:
+    torch.backends.mkldnn.enabled = p != "native"
+    fn = fns[p]
+    for _ in range(3):
+        fn()
+    tub, loop = [], []
+    for _ in range(3):
+        tub.append(tb.Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads).blocked_autorange(min_run_time=t_min).median * 1e3)
+        ts, end = [], time.perf_counter() + t_min
+        while time.perf_counter() < end:
+            t0 = time.perf_counter_ns(); fn(); ts.append(time.perf_counter_ns() - t0)
+        loop.append(statistics.median(ts) / 1e6)
+    out[p] = {"tub": min(tub), "loop": min(loop)}
+torch.backends.mkldnn.enabled = True
+print(json.dumps(out))
+'''
+
+
+def methods(args) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-trust-"))
+    specs, paths = args.specs.split(","), [p for p in args.paths.split(",") if p]
+    bad = [p for p in paths if p not in ("dense", "channels_last", "native")]
+    if bad:
+        raise SystemExit(f"methods: only dense, channels_last and native (plain F.conv2d), not {', '.join(bad)}")
+    data = {s: {p: {"app": [], "tub": [], "loop": []} for p in paths} for s in specs}
+    print(_header("timing methods: CLI, and t.u.b. against a per-call loop in one fresh process"))
+    for rnd in range(args.rounds):
+        for desc in specs:
+            rows = app_cli(desc, args.threads, paths, args.budget_ms, tmp)
+            proc = subprocess.run([PY, "-c", METHOD_SCRIPT, desc, str(args.threads), ",".join(paths), str(args.budget_ms / 1e3)],
+                                  capture_output=True, text=True, env=_env(TUNED_ENV), timeout=900)
+            if proc.returncode:
+                raise RuntimeError(proc.stderr[-2000:])
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            for p in paths:
+                data[desc][p]["app"].append(_ms(rows.get(p)))
+                data[desc][p]["tub"].append(got[p]["tub"])
+                data[desc][p]["loop"].append(got[p]["loop"])
+        print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    _write(args.out, "methods.json", data)
+    print("\n| spec | path | app ms (best round) | t.u.b. ms (best) | loop ms (best) | app / t.u.b. | loop / t.u.b. | app per-round range |")
+    print("|---|---|---|---|---|---|---|---|")
+    for desc in specs:
+        for p in paths:
+            d = data[desc][p]
+            app = [v for v in d["app"] if v]
+            if not app:
+                continue
+            a, t, lo = min(app), min(d["tub"]), min(d["loop"])
+            print(f"| {desc} | {p} | {a:.4g} | {t:.4g} | {lo:.4g} | {a / t:.3f} | {lo / t:.3f} | {min(app):.4g}..{max(app):.4g} |")
+    return 0
 
 
 def _env(extra: dict | None = None) -> dict:
@@ -355,15 +428,16 @@ def _write(out: str, name: str, data) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("fidelity", "gui", "load", "table"))
+    ap.add_argument("what", choices=("fidelity", "gui", "load", "table", "methods"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--budget-ms", type=float, default=500.0)
     ap.add_argument("--specs", default=",".join(SPECS))
+    ap.add_argument("--paths", default="dense,native", help="methods: which F.conv2d paths")
     ap.add_argument("--out", default="bench-out")
     ap.add_argument("--quiet", default="bench-out/fidelity.json", help="load: quiet medians from a fidelity run")
     args = ap.parse_args(argv)
-    return {"fidelity": fidelity, "gui": gui, "load": load, "table": table}[args.what](args)
+    return {"fidelity": fidelity, "gui": gui, "load": load, "table": table, "methods": methods}[args.what](args)
 
 
 def table(args) -> int:
