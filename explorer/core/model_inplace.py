@@ -1,4 +1,4 @@
-"""The convolutions' time inside a mode's own forward, read with torch.profiler.
+"""The convolutions' time inside a mode's own forward, timed where they run.
 
 The planner predicts a mode's end-to-end time from the per-layer table (each conv timed alone, again and
 again) plus the non-conv remainder. When prediction and measurement disagree, the first question is
