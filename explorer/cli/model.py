@@ -173,7 +173,7 @@ def format_layers(report) -> str:
 
 
 def format_modes(report) -> str:
-    head = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "speedup", "predicted", "conv ms",
+    head = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "speedup", "predicted", "conv ms",
             "convs in model ms", "conversions ms", "remainder ms", "max err", "quality")
     rows = []
     for r in report.modes:
@@ -184,8 +184,9 @@ def format_modes(report) -> str:
         t = "~" if r.uncertain else ""
         sp = f"{t}{r.speedup:.2f}x" if r.speedup else "-"
         ps = f"{t}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "-"
+        drift = f"{r.host_drift_pct:+.0f}%" if r.host_drift_pct is not None else "-"
         rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms), _fmt(r.predicted_ms), agree,
-                     sp, ps, _fmt(r.conv_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
+                     drift, sp, ps, _fmt(r.conv_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
                      r.quality or "-"))
     full = [r for r in rows if len(r) == len(head)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *full)] if full else [len(h) for h in head]
@@ -199,6 +200,10 @@ def format_modes(report) -> str:
     notes.append("  conv ms: the per-layer table's convs (each timed alone); convs in model ms: the same convs "
                  "timed inside the mode's own forward. Far apart: the table, not the remainder, is what a "
                  "prediction misses.")
+    ref = next((r.host_drift_note for r in report.modes if r.host_drift_note), "")
+    if ref:
+        notes.append(f"  drift: how far a reference layer's speed moved from the per-layer table around each mode "
+                     f"({ref.split(':')[0]}); beyond 10% the comparison is marked uncertain.")
     notes += [f"  {r.mode} convs in model: {r.convs_in_model_note}" for r in report.modes
               if r.status == "ok" and r.convs_in_model_note.startswith(("jit", "not read", "no conv", "the outermost"))]
     return "\n".join(lines + notes)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
+from explorer.core.model_drift import DRIFT_LIMIT, drift, pick_reference, time_reference
 
 import warnings
 
@@ -459,6 +460,9 @@ class ModeResult:
     # per-layer table or the remainder is what a prediction misses
     convs_in_model_ms: float | None = None
     convs_in_model_note: str = ""
+    # how far a reference layer's speed moved between the per-layer table and this mode (model_drift)
+    host_drift_pct: float | None = None
+    host_drift_note: str = ""
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
     speedup: float | None = None  # nchw measured / this measured
@@ -1125,13 +1129,18 @@ def iter_model(
             ref = net(x)
         ref = _dense(ref)
         results: list[ModeResult] = []
+        reference = _reference(summaries) if mopts.predict else None
         for k, mode in enumerate(mopts.modes):
             if cancelled():
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
+            before = time_reference(reference, cancelled) if reference is not None else None
             res = _run_mode(mode, net, x, dtype, ref, mopts, cancelled)
             if res is None:
                 break
+            if reference is not None and res.status == "ok" and not cancelled():
+                d, res.host_drift_note = drift(reference, before, time_reference(reference, cancelled))
+                res.host_drift_pct = None if d is None else 100.0 * d
             _predict(res, summaries, inv)
             results.append(res)
             yield ModeFinished(res)
@@ -1209,6 +1218,13 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
     return res
 
 
+def _reference(summaries):
+    try:
+        return pick_reference(summaries)
+    except Exception:  # noqa: BLE001 - no drift check (the dense path of that layer cannot be built)
+        return None
+
+
 def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
     from explorer.core.model_inplace import convs_in_forward_ms
 
@@ -1284,6 +1300,11 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
                     reasons.append("a remainder loop is noisy")
         if noisy_rows:
             reasons.append(f"{noisy_rows} per-layer rows are noisy")
+        for m in (r, base):
+            if m is not None and m.host_drift_pct is not None and abs(m.host_drift_pct) > 100 * DRIFT_LIMIT:
+                where = "" if m is r else " (during the model as it is)"
+                reasons.append(f"the machine changed speed since the per-layer table{where}: "
+                               f"{m.host_drift_note.split(':')[0]} ran {m.host_drift_pct:+.0f}%")
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)
 
@@ -1336,7 +1357,7 @@ def answer_line(report: ModelReport) -> str:
 # ---- CSV ------------------------------------------------------------------------------------------------
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
-                      "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality", "rel_err", "convs_faster", "convs_total", "uncertain",
+                      "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",
                       "uncertain_reason", "note")
 
 
@@ -1380,10 +1401,10 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
            "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
            "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
            "note": "; ".join(n for n in (r.predict_note, r.convs_in_model_note and
-                                         f"convs in model: {r.convs_in_model_note}") if n)}
+                                         f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
               "stop_reason", "max_abs_err", "rel_err", "conv_ms", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
-              "predicted_ms",
+              "host_drift_pct", "predicted_ms",
               "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",
               "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"):

@@ -155,7 +155,7 @@ class ModelController(ThreadController):
 
 
 LAYER_HEAD = ("layer", "count", "desc", "best path", "best ms", "margin", "share of conv time")
-MODE_HEAD = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "speedup", "predicted speedup",
+MODE_HEAD = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "speedup", "predicted speedup",
              "conv ms", "convs in model ms", "conversions ms", "remainder ms", "quality", "note / error")
 
 
@@ -462,6 +462,7 @@ class ModelView(QWidget):
                 _Num(("~" if r.noisy else "") + f"{r.measured_ms:.4g}" if ok else "", r.measured_ms),
                 _Num(f"{r.predicted_ms:.4g}" if r.predicted_ms else "", r.predicted_ms),
                 _Num(f"{agree:.2f}" if agree else "", agree),
+                _Num(f"{r.host_drift_pct:+.0f}%" if r.host_drift_pct is not None else "", r.host_drift_pct),
                 _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
                 _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
                 _Num(f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
@@ -472,6 +473,9 @@ class ModelView(QWidget):
             ]
             if r.noisy:
                 cells[MODE_HEAD.index("quality")].setToolTip(r.quality_reason)
+            cells[MODE_HEAD.index("drift")].setToolTip(
+                "how far the machine's speed moved between the per-layer table and this mode: "
+                + (r.host_drift_note or "not measured") + "; beyond 10% the comparison is uncertain")
             cells[MODE_HEAD.index("convs in model ms")].setToolTip(
                 "the convs timed inside this mode's own forward: " + (r.convs_in_model_note or "")
                 + "; beside 'conv ms' (the per-layer table) it shows which half of the prediction missed")
