@@ -10,7 +10,7 @@ For every conv module of a reference network (eager, NCHW or channels_last), in 
 Each is the best of --rounds rounds (the host is noisy, BENCHMARKS §0e). Run it with the allocator setting
 the tool measures in, or the model's first-touch page faults dominate:
 
-    MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1000000000 \\
+    MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000 \\
         python tests/benchmarks/bench_model_layers.py mobilenet_v2 [--mb 1] [--channels-last] [--threads 2]
 """
 

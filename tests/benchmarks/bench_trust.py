@@ -51,7 +51,7 @@ SPECS = [
     "mb16ic64ih56oc64oh56kh3ph1",
     "mb16ic128ih56oc128oh56kh3ph1",
 ]
-TUNED_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1000000000"}
+from explorer.core.allocator import TUNED_ENV  # noqa: E402 - the variables the tool prints for your own script
 
 # The user's own script: the statement of each path exactly as the README states it, timed by
 # torch.utils.benchmark in a fresh process.

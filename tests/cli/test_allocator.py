@@ -18,7 +18,7 @@ def _run(tmp_path, *extra):
 def test_default_setting_is_tuned_and_is_what_the_child_ran_with(tmp_path, capsys):
     rows = _run(tmp_path)
     assert [r["allocator"] for r in rows] == ["tuned"]  # read back from the measuring process's environment
-    assert "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1000000000" in capsys.readouterr().err
+    assert "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000" in capsys.readouterr().err
 
 
 def test_glibc_as_it_comes(tmp_path):
