@@ -1303,8 +1303,8 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
         for m in (r, base):
             if m is not None and m.host_drift_pct is not None and abs(m.host_drift_pct) > 100 * DRIFT_LIMIT:
                 where = "" if m is r else " (during the model as it is)"
-                reasons.append(f"the machine changed speed since the per-layer table{where}: "
-                               f"{m.host_drift_note.split(':')[0]} ran {m.host_drift_pct:+.0f}%")
+                reasons.append(f"{m.host_drift_note.split(':')[0]} ran {m.host_drift_pct:+.0f}% against its per-layer "
+                               f"table row{where} (the machine's speed or the process's memory state changed)")
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)
 

@@ -1,4 +1,4 @@
-"""Did the machine change speed between the per-layer table and a mode's loop?
+"""Did the machine (or the process) change between the per-layer table and a mode's loop?
 
 The planner predicts a mode from the per-layer table, measured minutes before the mode's own loop. On a
 host whose speed wanders (BENCHMARKS §0e: a fixed conv's median probe 1.5x its fastest, quiet stretches
@@ -6,6 +6,8 @@ of 2 s), the two can be taken at different speeds, and predicted against measure
 the model. So one reference layer, the one with the largest share of the dense conv time, is timed again
 right before and right after each mode's loops and compared with its own row in the table. When it moved
 by more than DRIFT_LIMIT, that mode's comparison is marked uncertain, with the reference's figures.
+It caught a process-state change too: a 38.5 MB output that faulted on every call after the modes ran and
+not during the table (BENCHMARKS §0d, fixed by MALLOC_MMAP_MAX_=0 in the tuned allocator setting).
 """
 
 from __future__ import annotations

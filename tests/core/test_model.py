@@ -400,6 +400,6 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
         return cl
 
     cl = modes(30.0)
-    assert cl.uncertain and "changed speed" in cl.uncertain_reason and "pw" in cl.uncertain_reason
+    assert cl.uncertain and "per-layer table row" in cl.uncertain_reason and "pw" in cl.uncertain_reason
     assert "+30%" in cl.uncertain_reason
     assert not modes(5.0).uncertain  # within the limit: the comparison stands
