@@ -57,7 +57,8 @@ def positive_int_arg(text: str) -> int:
 
 def add_allocator_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allocator", type=str, default="tuned",
-                   help="the measuring process's allocator: tuned (default: glibc with fixed mmap/trim thresholds), "
+                   help="the measuring process's allocator: tuned (default: glibc that never maps a buffer per call nor "
+                        "returns memory, so a warm loop takes no page faults), "
                         "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
 
 

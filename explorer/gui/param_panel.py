@@ -228,8 +228,8 @@ class ParamPanel(QWidget):
                 self.allocator_combo.model().item(self.allocator_combo.count() - 1).setEnabled(False)
         self.allocator_combo.setCurrentIndex(ALLOCATORS.index(DEFAULT_ALLOCATOR))
         self.allocator_combo.setToolTip(
-            "The measuring process's memory allocator. tuned: glibc with fixed mmap/trim thresholds (reproducible, "
-            "like a long-running model); default: glibc as a fresh script has it (a new process per run); "
+            "The measuring process's memory allocator. tuned: glibc that never maps a buffer per call nor hands "
+            "memory back (no page faults once warm, whatever ran before: reproducible); default: glibc as a fresh script has it (a new process per run); "
             "jemalloc / tcmalloc: preloaded when installed.")
         self.allocator_combo.currentIndexChanged.connect(self._on_field_edited)
         f2.addRow("allocator", self.allocator_combo)
