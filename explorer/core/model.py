@@ -1300,11 +1300,13 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
                     reasons.append("a remainder loop is noisy")
         if noisy_rows:
             reasons.append(f"{noisy_rows} per-layer rows are noisy")
-        for m in (r, base):
-            if m is not None and m.host_drift_pct is not None and abs(m.host_drift_pct) > 100 * DRIFT_LIMIT:
-                where = "" if m is r else " (during the model as it is)"
-                reasons.append(f"{m.host_drift_note.split(':')[0]} ran {m.host_drift_pct:+.0f}% against its per-layer "
-                               f"table row{where} (the machine's speed or the process's memory state changed)")
+        drifted = [(m, "" if m is r else " around the model as it is") for m in ((r,) if base is r else (r, base))
+                   if m is not None and m.host_drift_pct is not None and abs(m.host_drift_pct) > 100 * DRIFT_LIMIT]
+        if drifted:
+            how = " and ".join(f"{m.host_drift_pct:+.0f}%{where or (' here' if len(drifted) > 1 else '')}"
+                               for m, where in drifted)
+            reasons.append(f"{drifted[0][0].host_drift_note.split(':')[0]} ran {how}, against its per-layer table "
+                           "row (the machine's speed or the process's memory state changed)")
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)
 
