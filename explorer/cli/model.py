@@ -17,6 +17,7 @@ import sys
 
 from explorer.cli.common import (add_allocator_option, allocator_note, fmt as _fmt, int_arg, measured_events, paths_arg,
                                  positive_float, positive_int_arg)
+from explorer.core.model_drift import drift_label
 
 COMMANDS: dict = {}
 
@@ -184,7 +185,7 @@ def format_modes(report) -> str:
         t = "~" if r.uncertain else ""
         sp = f"{t}{r.speedup:.2f}x" if r.speedup else "-"
         ps = f"{t}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "-"
-        drift = f"{r.host_drift_pct:+.0f}%" if r.host_drift_pct is not None else "-"
+        drift = drift_label(r.host_drift_pct) or "-"
         rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms), _fmt(r.predicted_ms), agree,
                      drift, sp, ps, _fmt(r.conv_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
                      r.quality or "-"))

@@ -58,6 +58,13 @@ def time_reference(ref: Reference, cancel) -> float | None:
     return m.median_ms
 
 
+def drift_label(pct: float | None) -> str:
+    """'+17%', '-4%', '0%' (no signed zero), '' when not measured."""
+    if pct is None:
+        return ""
+    return "0%" if round(pct) == 0 else f"{pct:+.0f}%"
+
+
 def drift(ref: Reference, before: float | None, after: float | None) -> tuple[float | None, str]:
     """(drift as a fraction of the table's time, one line saying what was seen) for one mode."""
     seen = [v for v in (before, after) if v]

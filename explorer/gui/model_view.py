@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.errors import ExplorerError
+from explorer.core.model_drift import drift_label
 from explorer.gui import measure
 from explorer.gui.colors import path_color
 from explorer.gui.worker import MeasureWorker, ThreadController
@@ -462,7 +463,7 @@ class ModelView(QWidget):
                 _Num(("~" if r.noisy else "") + f"{r.measured_ms:.4g}" if ok else "", r.measured_ms),
                 _Num(f"{r.predicted_ms:.4g}" if r.predicted_ms else "", r.predicted_ms),
                 _Num(f"{agree:.2f}" if agree else "", agree),
-                _Num(f"{r.host_drift_pct:+.0f}%" if r.host_drift_pct is not None else "", r.host_drift_pct),
+                _Num(drift_label(r.host_drift_pct), r.host_drift_pct),
                 _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
                 _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
                 _Num(f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
