@@ -201,10 +201,10 @@ def format_modes(report) -> str:
     notes.append("  conv ms: the per-layer table's convs (each timed alone); convs in model ms: the same convs "
                  "timed inside the mode's own forward. Far apart: the table, not the remainder, is what a "
                  "prediction misses.")
-    ref = next((r.host_drift_note for r in report.modes if r.host_drift_note), "")
+    ref = next((r.host_drift_ref for r in report.modes if r.host_drift_ref), "")
     if ref:
         notes.append(f"  drift: how far a reference layer's speed moved from the per-layer table around each mode "
-                     f"({ref.split(':')[0]}); beyond 10% the comparison is marked uncertain.")
+                     f"({ref}); beyond 10% the comparison is marked uncertain.")
     notes += [f"  {r.mode} convs in model: {r.convs_in_model_note}" for r in report.modes
               if r.status == "ok" and r.convs_in_model_note.startswith(("jit", "not read", "no conv", "the outermost"))]
     return "\n".join(lines + notes)

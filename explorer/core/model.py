@@ -462,6 +462,7 @@ class ModeResult:
     convs_in_model_note: str = ""
     # how far a reference layer's speed moved between the per-layer table and this mode (model_drift)
     host_drift_pct: float | None = None
+    host_drift_ref: str = ""  # which layer: "reference layer NAME (dense)"
     host_drift_note: str = ""
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
@@ -1141,6 +1142,7 @@ def iter_model(
             if reference is not None and res.status == "ok" and not cancelled():
                 d, res.host_drift_note = drift(reference, before, time_reference(reference, cancelled))
                 res.host_drift_pct = None if d is None else 100.0 * d
+                res.host_drift_ref = reference.label
             _predict(res, summaries, inv)
             results.append(res)
             yield ModeFinished(res)
@@ -1305,7 +1307,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
         if drifted:
             how = " and ".join(f"{m.host_drift_pct:+.0f}%{where or (' here' if len(drifted) > 1 else '')}"
                                for m, where in drifted)
-            reasons.append(f"{drifted[0][0].host_drift_note.split(':')[0]} ran {how}, against its per-layer table "
+            reasons.append(f"{drifted[0][0].host_drift_ref} ran {how}, against its per-layer table "
                            "row (the machine's speed or the process's memory state changed)")
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)

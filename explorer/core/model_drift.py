@@ -27,6 +27,10 @@ class Reference:
     fn: Callable[[], object]
     context: Callable
 
+    @property
+    def label(self) -> str:
+        return f"reference layer {self.name} (dense)"
+
 
 def pick_reference(summaries) -> Reference | None:
     """The layer with the largest share of dense conv time (count x median) whose dense row is ok, a row
@@ -73,4 +77,4 @@ def drift(ref: Reference, before: float | None, after: float | None) -> tuple[fl
     now = statistics.median(seen)
     d = now / ref.table_ms - 1.0
     how = "/".join(f"{v:.4g}" for v in seen)
-    return d, f"reference layer {ref.name} (dense): {ref.table_ms:.4g} ms in the per-layer table, {how} ms around this mode"
+    return d, f"{ref.label}: {ref.table_ms:.4g} ms in the per-layer table, {how} ms around this mode"

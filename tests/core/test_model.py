@@ -393,9 +393,10 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
     assert d == pytest.approx(0.3) and "pw" in note and "0.8 ms in the per-layer table" in note
 
     def modes(drift_pct):
-        base = M.ModeResult("nchw", measured_ms=10.0, predicted_ms=10.0, host_drift_pct=0.0, host_drift_note=note)
+        base = M.ModeResult("nchw", measured_ms=10.0, predicted_ms=10.0, host_drift_pct=0.0, host_drift_note=note,
+                            host_drift_ref=ref.label)
         cl = M.ModeResult("channels_last", measured_ms=8.0, predicted_ms=6.0, host_drift_pct=drift_pct,
-                          host_drift_note=note)
+                          host_drift_note=note, host_drift_ref=ref.label)
         M._ratios([base, cl], summaries)
         return cl
 
