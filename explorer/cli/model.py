@@ -175,7 +175,7 @@ def format_layers(report) -> str:
 
 def format_modes(report) -> str:
     head = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "speedup", "predicted", "conv ms",
-            "convs in model ms", "conversions ms", "remainder ms", "max err", "quality")
+            "table conv ms", "convs in model ms", "conversions ms", "remainder ms", "max err", "quality")
     rows = []
     for r in report.modes:
         if r.status != "ok":
@@ -187,7 +187,8 @@ def format_modes(report) -> str:
         ps = f"{t}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "-"
         drift = drift_label(r.host_drift_pct) or "-"
         rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms), _fmt(r.predicted_ms), agree,
-                     drift, sp, ps, _fmt(r.conv_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
+                     drift, sp, ps, ("~" if r.conv_seq_quality == "noisy" else "") + _fmt(r.conv_ms),
+                     _fmt(r.conv_alone_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
                      r.quality or "-"))
     full = [r for r in rows if len(r) == len(head)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *full)] if full else [len(h) for h in head]
@@ -198,9 +199,9 @@ def format_modes(report) -> str:
         else:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
     notes = [f"  {r.mode}: {r.predict_note}" for r in report.modes if r.predict_note and r.status == "ok"]
-    notes.append("  conv ms: the per-layer table's convs (each timed alone); convs in model ms: the same convs "
-                 "timed inside the mode's own forward. Far apart: the table, not the remainder, is what a "
-                 "prediction misses.")
+    notes.append("  conv ms: the convs the prediction takes, timed in model order right after the mode (each with "
+                 "its own tensors, the others in between); table conv ms: the per-layer table's (each alone, its "
+                 "data hot in the caches); convs in model ms: inside the mode's own forward.")
     ref = next((r.host_drift_ref for r in report.modes if r.host_drift_ref), "")
     if ref:
         notes.append(f"  drift: how far a reference layer's speed moved from the per-layer table around each mode "

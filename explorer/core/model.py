@@ -16,12 +16,16 @@
      jit_mkldnn     torch.jit.freeze + torch.jit.optimize_for_inference: PyTorch's own route to MKLDNN
    Each mode's output is checked against the NCHW model's; a mode the model cannot run is a row with the
    exact error, the op and the module it happened in.
-5. Prediction: per mode, the per-layer times of that mode's conv path (x count) + the conversions the
-   mode forces (timed on their own) + the non-conv remainder, *measured* by timing the mode's model with
-   every conv replaced by a stub that returns that conv's real output (so BN, ReLU, adds, pools and the
-   classifier run exactly as in the mode, on tensors of the mode's layout). For to_mkldnn and jit_mkldnn
-   the convs after the first take the mkldnn_chained time (blocked input, as the MKLDNN model and the
-   frozen graph pass it conv to conv). For jit_mkldnn the remainder is measured on the to_mkldnn model with
+5. Prediction: per mode, the mode's convs timed in model order (model_sequence: every conv site once per
+   pass, each with its own tensors, on the mode's per-layer path; for to_mkldnn and jit_mkldnn the convs
+   after the first take the mkldnn_chained variant, a blocked input as the MKLDNN model and the frozen
+   graph pass it conv to conv) + the conversions the mode forces (timed on their own) + the non-conv
+   remainder, *measured* by timing the mode's model with every conv replaced by a stub that returns that
+   conv's real output (so BN, ReLU, adds, pools and the classifier run exactly as in the mode, on tensors
+   of the mode's layout). The conv pass, the remainder and the mode's own forward are timed in one loop,
+   round by round, so prediction and measurement see the same machine. The per-layer table's sum (each
+   conv alone, its data hot in the caches) is kept beside it (conv_alone_ms); without the in-order pass
+   the prediction falls back to it. For jit_mkldnn the remainder is measured on the to_mkldnn model with
    BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
    running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
    nodes, timed by the profiler.
@@ -43,7 +47,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
+from explorer.core.model_chained import CHAINED_HELP, CHAINED_MODES, CHAINED_PATH, measure_chained, prepare_chained  # noqa: F401 - re-exported
 from explorer.core.model_drift import DRIFT_LIMIT, drift, pick_reference, time_reference
+from explorer.core.model_sequence import build_sequence, time_sequence
 
 import warnings
 
@@ -452,7 +458,11 @@ class ModeResult:
     stop_reason: str = ""
     max_abs_err: float | None = None
     rel_err: float | None = None
-    conv_ms: float | None = None  # sum over convs of (count x that layer's time on the mode's path)
+    conv_ms: float | None = None  # the convs' time the prediction used: in model order (model_sequence), else conv_alone_ms
+    conv_alone_ms: float | None = None  # sum over convs of (count x that layer's per-layer table time, each alone)
+    conv_seq: object = None  # model_sequence.SequenceTiming of this mode's convs in model order, or None
+    conv_seq_quality: str = ""  # the interference verdict of the in-order conv loop
+    conv_seq_note: str = ""  # why the convs were not timed in model order (the prediction then uses the table)
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
     remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
     remainder_quality: str = ""
@@ -514,6 +524,7 @@ class LayerSummary:
     margin: float | None = None  # second best / best (how much the winner wins by)
     noisy: bool = False
     chained: object = None  # Result of the mkldnn_chained variant (jit_mkldnn's per-layer time), or None
+    in_sequence: dict = field(default_factory=dict)  # path -> ms per call with the model's other convs in between
 
 
 @dataclass
@@ -553,69 +564,6 @@ def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
             s.margin = ok[1][0] / ok[0][0]
     s.noisy = any(getattr(r, "quality", "") == "noisy" for r in results.values())
     return s
-
-
-# ---- the chained MKLDNN variant (jit_mkldnn's per-layer time) -------------------------------------------
-CHAINED_PATH = "mkldnn_chained"
-CHAINED_MODES = ("to_mkldnn", "jit_mkldnn")  # modes whose tensors stay MKLDNN from conv to conv
-CHAINED_HELP = ("the mkldnn path on an input already in the blocked layout an MKLDNN conv writes (nChw8c on AVX2): "
-                "to_mkldnn(model) and jit_mkldnn's graph pass each conv's blocked output on (BN, ReLU, adds and "
-                "pools keep the layout), so only the first conv reorders its plain input, as the mkldnn path does "
-                "on every call")
-
-
-def prepare_chained(t):
-    """The mkldnn path's module on a blocked input: x (padded as the mkldnn path pads it) through a 1x1
-    identity MKLDNN conv, whose output is in the layout oneDNN's convs write. Same values, no reorder left."""
-    import torch
-    import torch.utils.mkldnn
-    from torch import nn
-
-    from explorer.core.paths import TORCH_DTYPES, PreparedPath, _padded
-
-    dt = TORCH_DTYPES[t.spec.dtype]
-    module = torch.utils.mkldnn.to_mkldnn(t.conv32, dt)
-    xp = _padded(t.x, t.spec)
-    nd, ic = xp.dim() - 2, xp.shape[1]
-    ident = getattr(nn, f"Conv{nd}d")(ic, ic, 1, bias=False).eval()
-    with torch.no_grad():
-        ident.weight.copy_(torch.eye(ic).reshape(ic, ic, *([1] * nd)))
-        ident = torch.utils.mkldnn.to_mkldnn(ident, dt)
-        xb = ident(xp.to_mkldnn())
-    return PreparedPath(CHAINED_PATH, lambda: module.forward(xb), input_tensor=xb, weight_tensor=module.weight,
-                        keep=[module], note="input: a 1x1 identity MKLDNN conv's output (blocked)")
-
-
-def measure_chained(spec, ropts, ctx, cancel):
-    """One per-layer row of the chained variant, timed as the runner times a path (budget, retries while
-    noisy). Returns a Result (status error/unsupported when it cannot run), or None if cancelled."""
-    import torch
-
-    from explorer.core.harness import Budget, measure
-    from explorer.core.paths import Tensors, is_unsupported, one_line
-    from explorer.core.runner import MAX_ATTEMPTS, _base_result, _fill_stats, better
-
-    res = _base_result(spec, CHAINED_PATH, torch.get_num_threads(), ctx, ropts, "")
-    try:
-        prep = prepare_chained(Tensors.make(spec))
-        res.route_note = prep.note
-        with torch.no_grad():
-            prep.fn()  # untimed warm-up: builds the primitive
-        m = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            with torch.no_grad():
-                new = measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
-            if new.stop_reason == "cancelled":
-                return None
-            m = better(m, new)
-            if m.quality != "noisy":
-                break
-        res.attempts = attempt
-        _fill_stats(res, m, spec, ctx)
-    except Exception as exc:  # noqa: BLE001 - this row's failure: the prediction falls back to mkldnn
-        res.status = "unsupported" if is_unsupported(exc) else "error"
-        res.error = one_line(exc)
-    return res
 
 
 # ---- timing helpers -----------------------------------------------------------------------------------
@@ -1131,12 +1079,13 @@ def iter_model(
         ref = _dense(ref)
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
+        seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
         for k, mode in enumerate(mopts.modes):
             if cancelled():
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
             before = time_reference(reference, cancelled) if reference is not None else None
-            res = _run_mode(mode, net, x, dtype, ref, mopts, cancelled)
+            res = _run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
@@ -1144,20 +1093,24 @@ def iter_model(
                 res.host_drift_pct = None if d is None else 100.0 * d
                 res.host_drift_ref = reference.label
             _predict(res, summaries, inv)
+            for (li, path), ms in (res.conv_seq.per_layer.items() if res.conv_seq is not None else ()):
+                summaries[li].in_sequence.setdefault(path, ms)
             results.append(res)
             yield ModeFinished(res)
         _ratios(results, summaries)
+        seq_tensors.clear()
         report = ModelReport(inv, summaries, results, torch.get_num_threads(), started)
         yield ModelFinished(report, cancelled())
     finally:
         torch.set_num_threads(old_threads)
 
 
-def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -> ModeResult | None:
+def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, inv=None,
+              seq_tensors: dict | None = None) -> ModeResult | None:
+    import numpy as np
     import torch
 
     from explorer.core.paths import is_unsupported, one_line
-    from explorer.core.runner import fill_quality
 
     res = ModeResult(mode)
     try:
@@ -1169,40 +1122,39 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
         tol = 1e-3 if dtype == "f32" else 5e-2
         if res.rel_err is not None and not res.rel_err <= tol:
             res.error = f"output differs from the NCHW model: max error {res.max_abs_err:.3g} ({res.rel_err:.2g} of its largest value)."
-        with torch.no_grad():
-            got = timed(prep.fn, mopts.mode_budget_ms, cancel, mopts.min_samples)
-        if got is None:
-            return None
-        m, attempts = got
-        res.samples, res.measured_ms, res.iqr_ms = m.n, m.median_ms, m.iqr_ms
-        res.min_ms, res.mean_ms, res.p25_ms, res.p75_ms = m.min_ms, m.mean_ms, m.p25_ms, m.p75_ms
-        res.stop_reason, res.attempts = m.stop_reason, attempts
-        fill_quality(res, m)
+        rem_fn = seq = None
+        if mopts.predict and not cancel():
+            rem_fn = _remainder_fn(prep, res)
+            if rem_fn is not None and inv is not None:
+                seq = _conv_sequence(res, inv, {} if seq_tensors is None else seq_tensors)
+        if seq is not None:
+            # the forward, its remainder and its convs in model order, interleaved round by round
+            timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel,
+                                   {"remainder": rem_fn, "forward": prep.fn})
+            if timing is None:
+                return None
+            _fill_measured(res, timing.measurement, timing.parts_ms["forward"], timing.attempts)
+            res.remainder_ms, res.remainder_quality = float(np.median(timing.parts_ms["remainder"])), timing.quality
+            res.conv_seq, res.conv_seq_quality = timing, timing.quality
+        else:
+            with torch.no_grad():
+                got = timed(prep.fn, mopts.mode_budget_ms, cancel, mopts.min_samples)
+            if got is None:
+                return None
+            m, attempts = got
+            _fill_measured(res, m, None, attempts)
+            if rem_fn is not None:
+                with torch.no_grad():
+                    got = timed(rem_fn, mopts.mode_budget_ms, cancel, mopts.min_samples)
+                if got is None:
+                    return None
+                res.remainder_ms, res.remainder_quality = got[0].median_ms, got[0].quality
         if mopts.predict and not cancel():
             res.convs_in_model_ms, res.convs_in_model_note = _convs_in_model(prep, mode)
             with torch.no_grad():
                 res.conversion_ms, conv_q = _measure_conversions(prep, max(50.0, mopts.mode_budget_ms / 10), cancel)
-                rem_fn, rem_err = None, ""
-                try:
-                    with _quiet_stderr():
-                        rem_fn = prep.remainder() if prep.remainder is not None else None
-                        if rem_fn is not None:
-                            rem_fn()
-                except Exception as e:  # noqa: BLE001 - no prediction for this mode; its measurement stands
-                    rem_fn, rem_err = None, f"{type(e).__name__}: {one_line(e)}"
-                if rem_err:
-                    res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({rem_err})"
-                elif rem_fn is None:
-                    res.predict_note = ("the convolutions are not modules here (TorchScript, an exported graph or "
-                                        "an untraceable model): the non-conv remainder cannot be measured")
-                else:
-                    got = timed(rem_fn, mopts.mode_budget_ms, cancel, mopts.min_samples)
-                    if got is None:
-                        return None
-                    rm, _ = got
-                    res.remainder_ms, res.remainder_quality = rm.median_ms, rm.quality
-                    if conv_q == "noisy":
-                        res.remainder_quality = "noisy"
+            if conv_q == "noisy" and res.remainder_ms is not None:
+                res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
         res.status = "unsupported" if is_unsupported(exc) else "error"
         where = ""
@@ -1218,6 +1170,57 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel) -
                 where = ""
         res.error = f"{type(exc).__name__}{where}: {one_line(exc)}"
     return res
+
+
+def _fill_measured(res: ModeResult, m, forward_ms, attempts: int) -> None:
+    """The mode's measured figures: of its own loop (forward_ms None), or of the forwards of the interleaved
+    rounds (forward_ms: one per kept round), with the interference columns of the loop they came from."""
+    import numpy as np
+
+    from explorer.core.runner import fill_quality
+
+    if forward_ms is None:
+        res.samples, res.measured_ms, res.iqr_ms = m.n, m.median_ms, m.iqr_ms
+        res.min_ms, res.mean_ms, res.p25_ms, res.p75_ms = m.min_ms, m.mean_ms, m.p25_ms, m.p75_ms
+    else:
+        p25, p50, p75 = (float(v) for v in np.percentile(forward_ms, [25, 50, 75]))
+        res.samples, res.measured_ms, res.iqr_ms = m.n, p50, p75 - p25
+        res.min_ms, res.mean_ms, res.p25_ms, res.p75_ms = float(forward_ms.min()), float(forward_ms.mean()), p25, p75
+    res.stop_reason, res.attempts = m.stop_reason, attempts
+    fill_quality(res, m)
+
+
+def _remainder_fn(prep: PreparedMode, res: ModeResult):
+    """The mode's forward with every conv stubbed (built and run once), or None with res.predict_note saying why."""
+    import torch
+
+    from explorer.core.paths import one_line
+
+    try:
+        with torch.no_grad(), _quiet_stderr():
+            rem_fn = prep.remainder() if prep.remainder is not None else None
+            if rem_fn is not None:
+                rem_fn()
+    except Exception as e:  # noqa: BLE001 - no prediction for this mode; its measurement stands
+        res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({type(e).__name__}: {one_line(e)})"
+        return None
+    if rem_fn is None:
+        res.predict_note = ("the convolutions are not modules here (TorchScript, an exported graph or an untraceable "
+                            "model): the non-conv remainder cannot be measured")
+    return rem_fn
+
+
+def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict):
+    """The mode's convs in model order (model_sequence), or None with res.conv_seq_note saying why."""
+    from explorer.core.paths import one_line
+
+    try:
+        seq, why = build_sequence(res.mode, MODE_PATH[res.mode], inv, tensors)
+    except Exception as e:  # noqa: BLE001 - the prediction falls back to the per-layer table
+        seq, why = None, f"{type(e).__name__}: {one_line(e)}"
+    if seq is None:
+        res.conv_seq_note = f"convs not timed in model order: {why}"
+    return seq
 
 
 def _reference(summaries):
@@ -1259,16 +1262,21 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
             chained += s.layer.count - n_plain
         else:
             conv += s.layer.count * r.median_ms
-    res.conv_ms = conv
-    res.predicted_ms = conv + (res.conversion_ms or 0.0) + res.remainder_ms
+    res.conv_alone_ms = conv
+    seq = res.conv_seq
+    res.conv_ms = seq.total_ms if seq is not None else conv
+    res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
+    notes = [f"convs: timed in model order, each of the {inv.total} with its own tensors and the others in "
+             f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
+             if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
     if res.mode == "to_mkldnn" and chained:
-        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked "
-                            "outputs conv to conv), the rest on mkldnn")
+        notes.append(f"{chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked outputs conv "
+                     "to conv), the rest on mkldnn")
     if res.mode == "jit_mkldnn":
-        res.predict_note = (f"convs: {chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes "
-                            "it), the rest on mkldnn; remainder of the to_mkldnn model with BatchNorm folded "
-                            "(ReLU6-like modules as the jit's flat in-place aten op); conversions: the "
-                            "graph's to_mkldnn/to_dense nodes (profiler)")
+        notes.append(f"{chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes it), the rest "
+                     "on mkldnn; remainder of the to_mkldnn model with BatchNorm folded (ReLU6-like modules as "
+                     "the jit's flat in-place aten op); conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+    res.predict_note = "; ".join(notes)
 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
@@ -1300,6 +1308,8 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
                 r.predicted_speedup = base.predicted_ms / r.predicted_ms
                 if "noisy" in (r.remainder_quality, base.remainder_quality):
                     reasons.append("a remainder loop is noisy")
+                if "noisy" in (r.conv_seq_quality, base.conv_seq_quality):
+                    reasons.append("a loop of the convs in model order is noisy")
         if noisy_rows:
             reasons.append(f"{noisy_rows} per-layer rows are noisy")
         drifted = [(m, "" if m is r else " around the model as it is") for m in ((r,) if base is r else (r, base))
@@ -1361,7 +1371,7 @@ def answer_line(report: ModelReport) -> str:
 # ---- CSV ------------------------------------------------------------------------------------------------
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
-                      "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",
+                      "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "in_sequence_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",
                       "uncertain_reason", "note")
 
 
@@ -1393,10 +1403,10 @@ def layer_row(inv: Inventory, s: LayerSummary) -> dict:
     return {k: _cell(v) if not isinstance(v, str) else v for k, v in row.items()}
 
 
-def layer_path_row(inv: Inventory, lay: Layer, result) -> dict:
+def layer_path_row(inv: Inventory, lay: Layer, result, in_sequence: float | None = None) -> dict:
     row = dict(result.row())
     row.update(kind="layer_path", model=inv.model, input_shape="x".join(map(str, lay.input_shape)),
-               count=str(lay.count), modules=";".join(lay.modules))
+               count=str(lay.count), modules=";".join(lay.modules), in_sequence_ms=_cell(in_sequence))
     return row
 
 
@@ -1407,7 +1417,7 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
            "note": "; ".join(n for n in (r.predict_note, r.convs_in_model_note and
                                          f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
-              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
+              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
               "host_drift_pct", "predicted_ms",
               "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",
@@ -1422,9 +1432,9 @@ def report_rows(report: ModelReport) -> list[dict]:
     rows = [layer_row(inv, s) for s in report.layers]
     for s in report.layers:
         for r in s.results.values():
-            rows.append(layer_path_row(inv, s.layer, r))
+            rows.append(layer_path_row(inv, s.layer, r, s.in_sequence.get(r.path)))
         if s.chained is not None:
-            rows.append(layer_path_row(inv, s.layer, s.chained))
+            rows.append(layer_path_row(inv, s.layer, s.chained, s.in_sequence.get(s.chained.path)))
     rows += [mode_row(inv, r, report.threads) for r in report.modes]
     return rows
 

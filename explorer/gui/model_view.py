@@ -157,7 +157,7 @@ class ModelController(ThreadController):
 
 LAYER_HEAD = ("layer", "count", "desc", "best path", "best ms", "margin", "share of conv time")
 MODE_HEAD = ("mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "speedup", "predicted speedup",
-             "conv ms", "convs in model ms", "conversions ms", "remainder ms", "quality", "note / error")
+             "conv ms", "table conv ms", "convs in model ms", "conversions ms", "remainder ms", "quality", "note / error")
 
 
 class ModelView(QWidget):
@@ -466,7 +466,8 @@ class ModelView(QWidget):
                 _Num(drift_label(r.host_drift_pct), r.host_drift_pct),
                 _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
                 _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
-                _Num(f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
+                _Num(("~" if r.conv_seq_quality == "noisy" else "") + f"{r.conv_ms:.4g}" if r.conv_ms else "", r.conv_ms),
+                _Num(f"{r.conv_alone_ms:.4g}" if r.conv_alone_ms else "", r.conv_alone_ms),
                 _Num(f"{r.convs_in_model_ms:.4g}" if r.convs_in_model_ms else "", r.convs_in_model_ms),
                 _Num(f"{r.conversion_ms:.3g}" if r.conversion_ms is not None else "", r.conversion_ms),
                 _Num(f"{r.remainder_ms:.4g}" if r.remainder_ms else "", r.remainder_ms),
@@ -477,9 +478,15 @@ class ModelView(QWidget):
             cells[MODE_HEAD.index("drift")].setToolTip(
                 "how far the machine's speed moved between the per-layer table and this mode: "
                 + (r.host_drift_note or "not measured") + "; beyond 10% the comparison is uncertain")
+            cells[MODE_HEAD.index("conv ms")].setToolTip(
+                "the convs the prediction takes: " + (r.conv_seq_note or "every conv of the model in its order, each "
+                "with its own tensors and the others in between, timed right after this mode's loop"))
+            cells[MODE_HEAD.index("table conv ms")].setToolTip(
+                "the per-layer table's convs, each timed alone (its weights and data stay hot in the caches "
+                "from call to call)")
             cells[MODE_HEAD.index("convs in model ms")].setToolTip(
                 "the convs timed inside this mode's own forward: " + (r.convs_in_model_note or "")
-                + "; beside 'conv ms' (the per-layer table) it shows which half of the prediction missed")
+                + "; beside 'conv ms' it shows which half of the prediction missed")
             cells[-1].setToolTip(cells[-1].text())
             if not ok:  # the exact error, where the figures would be (the op and module are named in it)
                 cells[2] = QTableWidgetItem(r.error)

@@ -65,8 +65,8 @@ def main(argv=None) -> int:
     exe = [sys.executable, "-m", "explorer"]
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} UTC, {os.cpu_count()} cores, threads {a.threads or 'default'}, "
           f"per-layer budget {a.budget_ms:.0f} ms, mode budget {a.mode_budget_ms:.0f} ms")
-    head = ("net", "mb", "mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "conv ms (table)",
-            "convs in model ms", "in model / table", "remainder ms", "speedup", "predicted", "quality", "remainder q",
+    head = ("net", "mb", "mode", "status", "measured ms", "predicted ms", "pred/meas", "drift", "conv ms (in order)",
+            "table conv ms", "convs in model ms", "in model / in order", "remainder ms", "speedup", "predicted", "quality", "remainder q",
             "load before/after")
     rows, answers = [], []
     for net in a.nets.split(","):
@@ -93,10 +93,11 @@ def main(argv=None) -> int:
                 ratio = (f"{float(r['predicted_ms']) / float(r['measured_ms']):.2f}"
                          if r["predicted_ms"] and r["measured_ms"] else "-")
                 t = "~" if r["uncertain"] == "1" else ""
-                conv, inm = r.get("conv_ms"), r.get("convs_in_model_ms")
+                conv, alone, inm = r.get("conv_ms"), r.get("conv_alone_ms"), r.get("convs_in_model_ms")
                 dr = r.get("host_drift_pct")
                 rows.append((net, mb, r["mode"], r["status"], _f(r["measured_ms"]), _f(r["predicted_ms"]), ratio,
-                             f"{float(dr):+.0f}%" if dr else "-", _f(conv) if conv else "-", _f(inm) if inm else "-",
+                             f"{float(dr):+.0f}%" if dr else "-", _f(conv) if conv else "-", _f(alone) if alone else "-",
+                             _f(inm) if inm else "-",
                              f"{float(inm) / float(conv):.2f}" if conv and inm else "-",
                              _f(r["remainder_ms"]) if r.get("remainder_ms") else "-",
                              t + _f(r["speedup"], "{:.2f}x") if r["speedup"] else "-",

@@ -6,6 +6,7 @@ Tiny models and tiny budgets only: the full-size ResNet-50 runs live in tests/be
 import csv
 import io
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -177,7 +178,16 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     nchw = report.mode("nchw")
     pw = next(s for s in report.layers if s.layer.name == "pw")
     dense_conv = sum(s.layer.count * s.results["dense"].median_ms for s in report.layers)
-    assert nchw.conv_ms == pytest.approx(dense_conv)  # the pw layer counts twice
+    assert nchw.conv_alone_ms == pytest.approx(dense_conv)  # the pw layer counts twice
+    for r in report.modes:  # the prediction's convs: timed in model order, right after the mode's loop
+        assert r.conv_seq is not None and r.conv_seq.passes >= 3, (r.mode, r.conv_seq_note)
+        assert r.conv_ms == pytest.approx(r.conv_seq.total_ms) and "model order" in r.predict_note
+        # measured and remainder come from the same interleaved rounds as the convs: one machine for all three
+        assert r.measured_ms == pytest.approx(float(np.median(r.conv_seq.parts_ms["forward"])))
+        assert r.remainder_ms == pytest.approx(float(np.median(r.conv_seq.parts_ms["remainder"])))
+        assert r.samples >= 3 and r.samples_used == len(r.conv_seq.parts_ms["forward"])
+    assert set(nchw.conv_seq.per_layer) == {(i, "dense") for i in range(len(report.layers))}
+    assert set(report.mode("jit_mkldnn").conv_seq.per_layer) == {(0, "mkldnn"), (1, M.CHAINED_PATH), (2, M.CHAINED_PATH)}
     assert pw.best_path in ("dense", "channels_last", "mkldnn") and pw.margin >= 1
     assert report.mode("to_mkldnn").conversion_ms > 0  # input to_mkldnn + output to_dense
     rows = list(csv.DictReader(io.StringIO(M.rows_to_text(M.report_rows(report)))))
@@ -195,6 +205,9 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     for r in report.modes:  # the reference layer timed around every mode, against its table row
         assert r.host_drift_pct is not None and "reference layer" in r.host_drift_note
         assert float(mode_rows[r.mode]["host_drift_pct"]) == pytest.approx(r.host_drift_pct, rel=1e-4, abs=1e-3)
+    pw_dense = next(r for r in rows if r["kind"] == "layer_path" and r["name"] == "pw" and r["path"] == "dense")
+    assert float(pw_dense["in_sequence_ms"]) == pytest.approx(pw.in_sequence["dense"], rel=1e-4)
+    assert float(mode_rows["nchw"]["conv_alone_ms"]) == pytest.approx(dense_conv, rel=1e-4)
     layer = next(r for r in rows if r["kind"] == "layer" and r["name"] == "pw")
     assert layer["count"] == "2" and layer["modules"] == "pw;res" and layer["desc"] == "mb2ic8ih8oc8oh8kh1ph0"
     line = report.answer()
@@ -328,6 +341,20 @@ def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_fir
     nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
     M._predict(nchw, [M.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
     assert nchw.conv_ms == pytest.approx(8.0)
+    assert "per-layer table" in nchw.predict_note  # no in-order loop: the table's times, said so
+
+
+def test_a_prediction_takes_the_convs_in_model_order_when_they_were_timed():
+    from explorer.core.model_sequence import SequenceTiming
+
+    inv = _inv("tiny", (1, 3, 32, 32))
+    summaries = [M.summarize_layer(lay, {"dense": _fake("dense", 2.0)}) for lay in inv.layers]
+    nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
+    nchw.conv_seq = SequenceTiming(10.0, {}, 7, "ok", "")
+    M._predict(nchw, summaries, inv)
+    assert nchw.conv_alone_ms == pytest.approx(8.0) and nchw.conv_ms == pytest.approx(10.0)
+    assert nchw.predicted_ms == pytest.approx(10.5)
+    assert "model order" in nchw.predict_note and "1.25x their per-layer table time" in nchw.predict_note
 
 
 class _SleepBetweenConvs(nn.Module):

@@ -59,6 +59,10 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
         else:
             assert float(view.modes_table.item(r, predicted).text()) > 0
     assert view.answer.text() == rep.answer()
+    conv, table = mhead.index("conv ms"), mhead.index("table conv ms")  # in model order beside each alone
+    assert float(view.modes_table.item(0, conv).text().lstrip("~")) == pytest.approx(rep.mode("nchw").conv_ms, rel=1e-3)
+    assert float(view.modes_table.item(0, table).text()) == pytest.approx(rep.mode("nchw").conv_alone_ms, rel=1e-3)
+    assert "model" in view.modes_table.item(0, conv).toolTip()
     # export both tables in one CSV
     out = tmp_path / "m.csv"
     assert view.export_csv(str(out))

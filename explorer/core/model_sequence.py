@@ -1,0 +1,130 @@
+"""The convs timed as the model calls them: in model order, each conv site once per pass, on its own tensors.
+
+The per-layer table times each distinct conv alone, back to back on one input: its weights, input and
+output stay in the caches from call to call, as in benchdnn. Inside a forward every other layer runs in
+between and evicts them. Measured side by side in one process (BENCHMARKS §8, 2 threads, median of paired
+rounds), the sum of the table's convs was 0.75-0.98 of the same convs timed inside the model
+(MobileNetV2 mb1 0.75, mb8 0.93, ResNet-50 mb1 0.98), while the same convs run once each in model order,
+convs only, gave 0.96-1.06 of it. So the planner predicts a mode's conv time from that sequence: every conv
+site of the inventory, in the order the forward calls them, each with tensors of its own (a model's
+repeated layers have their own weights and inputs), on the mode's path. It is timed right after the mode's
+own loop, so the host's drift between table and loop (model_drift) does not enter the prediction.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable
+
+from explorer.core.model_chained import CHAINED_MODES, CHAINED_PATH, prepare_chained
+
+
+@dataclass
+class Sequence:
+    """One mode's conv sequence: per site, the layer it belongs to, the path label and the ready call."""
+
+    mode: str
+    sites: list = field(default_factory=list)  # (layer index, path label, PreparedPath)
+
+
+@dataclass
+class SequenceTiming:
+    """The sequence's figures: per layer (index) and path label, its median per call; the total per pass;
+    and each extra part of the round (the mode's forward, its stubbed remainder) as its kept samples."""
+
+    total_ms: float
+    per_layer: dict  # (layer index, path label) -> median ms per call over its sites
+    passes: int
+    quality: str
+    quality_reason: str
+    parts_ms: dict = field(default_factory=dict)  # name -> np.ndarray of ms, one per kept round
+    measurement: object = None  # the harness's Measurement of the whole round (its interference meter)
+    attempts: int = 1
+
+
+def site_path(mode: str, mode_path: str, site_index: int) -> str:
+    """The per-layer path a conv site runs on in `mode` (whose per-layer path is `mode_path`): the MKLDNN
+    modes' first conv reorders the plain input (mkldnn), the rest take a blocked input (mkldnn_chained)."""
+    if mode in CHAINED_MODES:
+        return "mkldnn" if site_index == 0 else CHAINED_PATH
+    return mode_path
+
+
+def build_sequence(mode: str, mode_path: str, inv, tensors: dict) -> tuple[Sequence | None, str]:
+    """(the sequence, "") or (None, why it cannot be built). `tensors` caches a Tensors per site across
+    modes (index -> Tensors), made here on first use, seeded per site so no two sites share memory."""
+    from explorer.core.paths import Tensors, one_line, prepare
+
+    by_module = {m: i for i, lay in enumerate(inv.layers) for m in lay.modules}
+    seq = Sequence(mode)
+    for k, site in enumerate(inv.sites):
+        li = by_module.get(site.module)
+        lay = inv.layers[li] if li is not None else None
+        if lay is None or lay.spec is None:
+            return None, f"conv {site.module} cannot be measured here ({lay.error if lay else 'not in the inventory'})"
+        path = site_path(mode, mode_path, k)
+        try:
+            t = tensors.get(k)
+            if t is None:
+                t = tensors[k] = Tensors.make(lay.spec, seed=k)
+            prep = prepare_chained(t) if path == CHAINED_PATH else prepare(path, t)
+        except Exception as e:  # noqa: BLE001 - no sequence: the prediction falls back to the table
+            return None, f"conv {site.module} on {path}: {type(e).__name__}: {one_line(e)}"
+        seq.sites.append((li, path, prep))
+    return seq, ""
+
+
+def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Callable[[], bool],
+                  parts: dict | None = None) -> SequenceTiming | None:
+    """Rounds under the harness (its interference verdict; a noisy loop measured again, as the runner does):
+    each round is one pass over the sequence, each conv clocked, then each of `parts` (name -> callable:
+    the mode's stubbed remainder, its forward) clocked once. Interleaved so, the parts of a prediction and
+    the measurement it is checked against see the same machine, whatever the host does minute to minute
+    (BENCHMARKS §0e); a forward timed this way read 1.00-1.02x its back-to-back median (§8). None if cancelled."""
+    import time
+
+    import numpy as np
+    import torch
+
+    from explorer.core.harness import Budget, measure
+    from explorer.core.runner import MAX_ATTEMPTS, better
+
+    clock = time.perf_counter_ns
+    calls = [prep.fn for _, _, prep in seq.sites] + list((parts or {}).values())
+    rec: list[list[int]] = []
+
+    def one_round() -> None:
+        row = []
+        for fn in calls:
+            t0 = clock()
+            fn()
+            row.append(clock() - t0)
+        rec.append(row)
+
+    best, best_rec, attempt = None, None, 0
+    with torch.no_grad():
+        one_round()  # untimed: builds every primitive, touches every buffer once
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            rec = []
+            m = measure(one_round, Budget(budget_ms, min_samples, warmup=0), cancel)
+            if m.stop_reason == "cancelled":
+                return None
+            if better(best, m) is m:
+                best, best_rec = m, rec
+            if best.quality != "noisy":
+                break
+    rounds = np.asarray(best_rec[: best.n], dtype=np.int64)
+    keep = np.ones(len(rounds), dtype=bool)
+    if best.disturbed is not None and best.quality == "ok" and best.disturbed.size == len(rounds) and (~best.disturbed).sum() >= 2:
+        keep = ~best.disturbed  # the rounds a quiet machine gives, as the harness's own statistics
+    rounds = rounds[keep] / 1e6
+    n_sites = len(seq.sites)
+    per_site = np.median(rounds[:, :n_sites], axis=0)
+    pooled: dict = {}
+    for (li, path, _), col in zip(seq.sites, rounds[:, :n_sites].T):
+        pooled.setdefault((li, path), []).extend(col.tolist())
+    per_layer = {key: statistics.median(v) for key, v in pooled.items()}
+    named = {name: rounds[:, n_sites + i] for i, name in enumerate(parts or {})}
+    return SequenceTiming(float(per_site.sum()), per_layer, int(len(rounds)), best.quality, best.quality_reason,
+                          named, best, attempt)

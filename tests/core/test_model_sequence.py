@@ -1,0 +1,78 @@
+"""The convs in model order (explorer.core.model_sequence): what the planner's prediction takes its conv time from."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import torch
+
+from explorer.core import model as M
+from explorer.core import model_zoo
+from explorer.core.model_sequence import Sequence, build_sequence, site_path, time_sequence
+
+
+def _inv(name="tiny", shape=(1, 3, 16, 16)):
+    return M.take_inventory(model_zoo.build(name), torch.randn(shape), name)
+
+
+def test_the_sequence_has_one_call_per_conv_site_in_model_order_each_with_its_own_tensors():
+    inv = _inv()  # stem, dw, pw, res (res is pw's twin: one layer, two sites)
+    tensors: dict = {}
+    seq, why = build_sequence("nchw", "dense", inv, tensors)
+    assert why == "" and len(seq.sites) == inv.total == 4
+    layer_of = {m: i for i, lay in enumerate(inv.layers) for m in lay.modules}
+    assert [li for li, _, _ in seq.sites] == [layer_of[s.module] for s in inv.sites]
+    twins = [prep for li, _, prep in seq.sites if inv.layers[li].count == 2]
+    assert len(twins) == 2
+    assert twins[0].input_tensor.data_ptr() != twins[1].input_tensor.data_ptr()  # a model's twins are not one buffer
+    assert twins[0].weight_tensor.data_ptr() != twins[1].weight_tensor.data_ptr()
+    again, _ = build_sequence("channels_last", "channels_last", inv, tensors)  # the next mode reuses the tensors
+    assert len(tensors) == 4 and [p for _, p, _ in again.sites] == ["channels_last"] * 4
+
+
+def test_the_mkldnn_modes_reorder_only_their_first_conv():
+    assert [site_path("jit_mkldnn", "mkldnn", k) for k in range(3)] == ["mkldnn", M.CHAINED_PATH, M.CHAINED_PATH]
+    assert site_path("to_mkldnn", "mkldnn", 0) == "mkldnn" and site_path("nchw", "dense", 5) == "dense"
+    seq, _ = build_sequence("to_mkldnn", "mkldnn", _inv(), {})
+    assert seq.sites[0][2].input_tensor.layout == torch._mkldnn and seq.sites[1][2].name == M.CHAINED_PATH
+
+
+def test_a_conv_that_cannot_be_measured_gives_no_sequence_and_says_which():
+    inv = _inv()
+    inv.layers[1].spec, inv.layers[1].error = None, "transposed convolutions are not measured"
+    seq, why = build_sequence("nchw", "dense", inv, {})
+    assert seq is None and inv.layers[1].name in why and "transposed" in why
+
+
+def _spin(ms):
+    def fn():
+        end = time.perf_counter_ns() + int(ms * 1e6)
+        while time.perf_counter_ns() < end:
+            pass
+    return SimpleNamespace(fn=fn)
+
+
+def test_each_call_is_booked_to_its_own_layer_and_path():
+    # site 0 and 2 are one layer (two sites), site 1 another: the slow one must come out slow
+    seq = Sequence("nchw", [(0, "dense", _spin(0.2)), (1, "dense", _spin(2.0)), (0, "dense", _spin(0.2))])
+    t = time_sequence(seq, budget_ms=60, min_samples=5, cancel=lambda: False)
+    assert t.passes >= 5 and set(t.per_layer) == {(0, "dense"), (1, "dense")}
+    assert t.per_layer[(1, "dense")] > 5 * t.per_layer[(0, "dense")]
+    assert t.per_layer[(0, "dense")] >= 0.2 and t.per_layer[(1, "dense")] >= 2.0
+    assert t.total_ms >= 2.4 and t.total_ms < 2 * (t.per_layer[(1, "dense")] + 2 * t.per_layer[(0, "dense")])
+
+
+def test_the_parts_of_a_round_are_clocked_with_the_convs_and_kept_apart():
+    seq = Sequence("nchw", [(0, "dense", _spin(0.1))])
+    t = time_sequence(seq, budget_ms=40, min_samples=5, cancel=lambda: False,
+                      parts={"remainder": _spin(0.3).fn, "forward": _spin(1.5).fn})
+    assert set(t.parts_ms) == {"remainder", "forward"} and len(t.parts_ms["forward"]) == t.passes >= 5
+    assert t.parts_ms["forward"].min() >= 1.5 and 0.3 <= float(t.parts_ms["remainder"].min()) < 1.5
+    assert t.total_ms < 1.0  # the parts are not convs
+    assert t.measurement.n >= t.passes  # the harness's loop, whose verdict the mode's row carries
+
+
+def test_a_cancelled_sequence_gives_nothing():
+    seq = Sequence("nchw", [(0, "dense", _spin(0.1))])
+    assert time_sequence(seq, budget_ms=1000, min_samples=5, cancel=lambda: True) is None
