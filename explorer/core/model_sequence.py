@@ -51,11 +51,33 @@ def site_path(mode: str, mode_path: str, site_index: int) -> str:
     return mode_path
 
 
-def build_sequence(mode: str, mode_path: str, inv, tensors: dict) -> tuple[Sequence | None, str]:
+def sequence_bytes(inv) -> int:
+    """What the sequence keeps alive: per conv site its own input and weight, as f32 masters and one copy in
+    the path's layout (outputs are freed call by call)."""
+    import math
+
+    by_module = {m: lay for lay in inv.layers for m in lay.modules}
+    total = 0
+    for site in inv.sites:
+        lay = by_module.get(site.module)
+        if lay is not None and lay.spec is not None:
+            total += 2 * 4 * (math.prod(lay.spec.input_shape) + math.prod(lay.spec.weight_shape))
+    return total
+
+
+def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
+                   available: int | None = None) -> tuple[Sequence | None, str]:
     """(the sequence, "") or (None, why it cannot be built). `tensors` caches a Tensors per site across
-    modes (index -> Tensors), made here on first use, seeded per site so no two sites share memory."""
+    modes (index -> Tensors), made here on first use, seeded per site so no two sites share memory.
+    Refused, before allocating, when every site's own tensors would take over SAFE_SHARE of free memory."""
+    from explorer.core.memory import SAFE_SHARE, available_bytes, fmt_bytes
     from explorer.core.paths import Tensors, one_line, prepare
 
+    need = sequence_bytes(inv)
+    avail = available if available is not None else available_bytes()
+    if not tensors and avail is not None and need > SAFE_SHARE * avail:
+        return None, (f"every conv's own tensors would take about {fmt_bytes(need)}, over "
+                      f"{int(SAFE_SHARE * 100)}% of the {fmt_bytes(avail)} free now")
     by_module = {m: i for i, lay in enumerate(inv.layers) for m in lay.modules}
     seq = Sequence(mode)
     for k, site in enumerate(inv.sites):

@@ -45,6 +45,19 @@ def test_a_conv_that_cannot_be_measured_gives_no_sequence_and_says_which():
     assert seq is None and inv.layers[1].name in why and "transposed" in why
 
 
+def test_a_sequence_that_would_not_fit_in_memory_is_refused_before_allocating():
+    from explorer.core.model_sequence import sequence_bytes
+
+    inv = _inv()
+    need = sequence_bytes(inv)
+    assert need > 0
+    tensors: dict = {}
+    seq, why = build_sequence("nchw", "dense", inv, tensors, available=need)  # needs all of it: over half
+    assert seq is None and "free now" in why and tensors == {}
+    seq, why = build_sequence("nchw", "dense", inv, tensors, available=4 * need)
+    assert seq is not None and why == ""
+
+
 def _spin(ms):
     def fn():
         end = time.perf_counter_ns() + int(ms * 1e6)

@@ -1,0 +1,109 @@
+"""What the planner's prediction stands on, paired in one process: the convs alone, in model order, inside.
+
+For one reference network and mode, in rounds (the host is never quiet, BENCHMARKS §0e, so every figure is
+compared with the one taken beside it, not with one taken minutes apart):
+  in model     the convs timed inside the mode's own forward (model_inplace, the `convs in model` column)
+  alone        each distinct conv on the mode's per-layer path, back to back (the per-layer table's way)
+               times its count
+  in order     every conv site once, in model order, each with its own tensors (model_sequence: the
+               prediction's conv time)
+  fwd b2b      the mode's forward, back to back (what a user's own loop sees)
+  fwd rounds   the same forward timed in the planner's rounds: after an in-order pass and the remainder
+  predicted    in order + remainder (+ the mode's conversions, not counted here) against fwd rounds
+Prints the median and quartiles of each paired ratio. Run it with the allocator setting the tool measures in:
+
+    MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000 \\
+        python tests/benchmarks/bench_model_order.py mobilenet_v2 [--mb 1] [--mode nchw] [--rounds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+import torch
+
+from explorer.core import model as M
+from explorer.core import model_zoo
+from explorer.core.model_inplace import convs_in_forward_ms
+from explorer.core.model_sequence import build_sequence
+from explorer.core.paths import Tensors, prepare
+
+warnings.simplefilter("ignore", DeprecationWarning)
+
+
+def _ms(fn) -> float:
+    t0 = time.perf_counter_ns()
+    fn()
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("net")
+    ap.add_argument("--mb", type=int, default=1)
+    ap.add_argument("--mode", default="nchw", choices=M.MODES)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=20)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.set_grad_enabled(False)
+    net = model_zoo.build(a.net).eval()
+    x = torch.randn(a.mb, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    inv = M.take_inventory(net, x, a.net)
+    prep = M._prepare_mode(a.mode, net, x, "f32")
+    rem = prep.remainder()
+    seq, why = build_sequence(a.mode, M.MODE_PATH[a.mode], inv, {})
+    if seq is None:
+        raise SystemExit(why)
+    in_order = [p.fn for _, _, p in seq.sites]
+    # alone: one prepared call per distinct (layer, path) of the sequence, with its count
+    counts: dict = {}
+    for li, path, _ in seq.sites:
+        counts[(li, path)] = counts.get((li, path), 0) + 1
+    alone = []
+    for (li, path), n in counts.items():
+        t = Tensors.make(inv.layers[li].spec)
+        p = M.prepare_chained(t) if path == M.CHAINED_PATH else prepare(path, t)
+        alone.append((p.fn, n))
+
+    def one_pass():
+        for fn in in_order:
+            fn()
+
+    def alone_sum() -> float:
+        return sum(n * statistics.median(_ms(fn) for _ in range(6)) for fn, n in alone)
+
+    for fn in (prep.fn, rem, one_pass):
+        fn()
+        fn()
+    cols = {k: [] for k in ("in model", "alone", "in order", "fwd b2b", "fwd rounds", "remainder")}
+    for _ in range(a.rounds):
+        cols["in model"].append(convs_in_forward_ms(prep.fn, prep.model, graph=(a.mode == "jit_mkldnn"), runs=3)[0])
+        cols["alone"].append(alone_sum())
+        cols["fwd b2b"].append(statistics.median(_ms(prep.fn) for _ in range(3)))
+        o, r, f = [], [], []
+        for _ in range(3):
+            o.append(_ms(one_pass))
+            r.append(_ms(rem))
+            f.append(_ms(prep.fn))
+        cols["in order"].append(statistics.median(o))
+        cols["remainder"].append(statistics.median(r))
+        cols["fwd rounds"].append(statistics.median(f))
+    c = {k: np.asarray(v) for k, v in cols.items()}
+    print(f"# {a.net} mb{a.mb} {a.mode}, {a.threads} threads, {a.rounds} paired rounds; {time.strftime('%Y-%m-%d %H:%M')}")
+    print("  medians ms: " + ", ".join(f"{k} {np.median(v):.4g}" for k, v in c.items()))
+    for name, q in (("alone / in model", c["alone"] / c["in model"]),
+                    ("in order / in model", c["in order"] / c["in model"]),
+                    ("fwd rounds / fwd b2b", c["fwd rounds"] / c["fwd b2b"]),
+                    ("(in order + remainder) / fwd rounds", (c["in order"] + c["remainder"]) / c["fwd rounds"])):
+        lo, mid, hi = np.percentile(q, [25, 50, 75])
+        print(f"  {name:38s} {mid:.3f}  (quartiles {lo:.3f}..{hi:.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
