@@ -252,9 +252,9 @@ class ModelView(QWidget):
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 0, 0, 0)
-        caption = QLabel("End to end: measured per forward, predicted from the layer table "
-                         "(convs on the mode's path + forced conversions + the non-conv remainder, measured "
-                         "with the convs stubbed out)")
+        caption = QLabel("End to end: measured per forward; predicted = the convs on the mode's path, run in "
+                         "model order + forced conversions + the non-conv remainder (convs stubbed out), timed "
+                         "in rounds with the forward")
         caption.setWordWrap(True)  # one line of it set the whole tab's minimum width to ~1,100 px
         bl.addWidget(caption)
         bl.addWidget(self.modes_table)
