@@ -10,7 +10,9 @@ compared with the one taken beside it, not with one taken minutes apart):
   fwd b2b      the mode's forward, back to back (what a user's own loop sees)
   fwd rounds   the same forward timed in the planner's rounds: after an in-order pass and the remainder
   predicted    in order + remainder (+ the mode's conversions, not counted here) against fwd rounds
-Prints the median and quartiles of each paired ratio. Run it with the allocator setting the tool measures in:
+Prints the median and quartiles of each paired ratio. With --onednn-split, it also runs 3 forwards and 3
+in-order passes under oneDNN verbose (explorer.core.trace) and splits each into oneDNN's own exec time per
+primitive kind and what is left outside oneDNN (the host's per-call work: Python, dispatch, set-up). Run it with the allocator setting the tool measures in:
 
     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000 \\
         python tests/benchmarks/bench_model_order.py mobilenet_v2 [--mb 1] [--mode nchw] [--rounds 20]
@@ -48,6 +50,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", default="nchw", choices=M.MODES)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--onednn-split", action="store_true")
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.set_grad_enabled(False)
@@ -102,7 +105,29 @@ def main(argv=None) -> int:
                     ("(in order + remainder) / fwd rounds", (c["in order"] + c["remainder"]) / c["fwd rounds"])):
         lo, mid, hi = np.percentile(q, [25, 50, 75])
         print(f"  {name:38s} {mid:.3f}  (quartiles {lo:.3f}..{hi:.3f})")
+    if a.onednn_split:
+        _onednn_split(("forward", prep.fn), ("in order", one_pass))
     return 0
+
+
+def _onednn_split(*calls) -> None:
+    """Per call: wall ms (untraced median of 5), oneDNN exec ms by primitive kind (traced, median of 3)."""
+    from explorer.core.trace import run_traced
+
+    for name, fn in calls:
+        wall = statistics.median(_ms(fn) for _ in range(5))
+        kinds: dict = {}
+        for _ in range(3):
+            per: dict = {}
+            for prim in run_traced(fn).primitives:
+                per[prim.op] = per.get(prim.op, 0.0) + prim.time_ms
+            for k, v in per.items():
+                kinds.setdefault(k, []).append(v)
+        inside = {k: statistics.median(v) for k, v in kinds.items()}
+        total = sum(inside.values())
+        parts = ", ".join(f"{k} {v:.3g}" for k, v in sorted(inside.items(), key=lambda kv: -kv[1]))
+        print(f"  oneDNN split, {name}: wall {wall:.4g} ms; inside oneDNN {total:.4g} ms ({parts}); "
+              f"outside {wall - total:.4g} ms")
 
 
 if __name__ == "__main__":
