@@ -25,10 +25,12 @@
    of the mode's layout). The conv pass, the remainder and the mode's own forward are timed in one loop,
    round by round, so prediction and measurement see the same machine. The per-layer table's sum (each
    conv alone, its data hot in the caches) is kept beside it (conv_alone_ms); without the in-order pass
-   the prediction falls back to it. For jit_mkldnn the remainder is measured on the to_mkldnn model with
-   BatchNorm folded into the convs (torch.fx), as torch.jit.freeze folds it, its ReLU6-like modules
-   running the jit's flat in-place aten op, and the conversions are the graph's own to_mkldnn/to_dense
-   nodes, timed by the profiler.
+   the prediction falls back to it. For jit_mkldnn both parts come from its own frozen graph (model_jit):
+   its conv nodes, in one graph call on their real inputs, and the graph without its conv and conversion
+   nodes, fed their real outputs; the conversions are the graph's to_mkldnn/to_dense nodes, timed by the
+   profiler. Only when the graph cannot be cut do eager stand-ins take their place: the convs in model
+   order on mkldnn_chained, and the to_mkldnn model with BatchNorm folded (torch.fx, as torch.jit.freeze
+   folds it), its ReLU6-like modules running the jit's flat in-place aten op.
 
 Every timed loop carries the interference verdict of explorer.core.interference; a noisy loop is measured
 again (runner.MAX_ATTEMPTS) and kept marked. A ratio built on a noisy figure is uncertain, never a finding.
@@ -463,6 +465,8 @@ class ModeResult:
     conv_seq: object = None  # model_sequence.SequenceTiming of this mode's convs in model order, or None
     conv_seq_quality: str = ""  # the interference verdict of the in-order conv loop
     conv_seq_note: str = ""  # why the convs were not timed in model order (the prediction then uses the table)
+    graph_convs: int | None = None  # jit_mkldnn: conv nodes of the frozen graph its prediction ran (model_jit)
+    graph_cut_error: str = ""  # jit_mkldnn: why its graph could not be cut into parts
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
     remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
     remainder_quality: str = ""
@@ -768,6 +772,8 @@ class PreparedMode:
     conversions: list = field(default_factory=list)  # (label, fn) of the conversions the mode forces
     conversion_ms: Callable[[], float] | None = None  # or a function measuring them together
     note: str = ""
+    graph_parts: object = None  # jit_mkldnn: model_jit.GraphParts, once remainder() has cut the graph
+    graph_cut_error: str = ""  # why the graph could not be cut (the eager stand-ins are used then)
 
 
 def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
@@ -827,7 +833,18 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
             for _ in range(3):  # the profiling executor optimises during the first calls
                 frozen(x)
 
+        pm = PreparedMode(lambda: frozen(x), frozen, None, [], lambda: _graph_conversion_ms(frozen, x),
+                          note=f"torch.jit.{how}")
+
         def rem():
+            from explorer.core.model_jit import cut_graph
+            from explorer.core.paths import one_line
+
+            try:  # the graph's own parts (model_jit); the eager stand-ins only when it cannot be cut
+                pm.graph_parts = cut_graph(frozen, x)
+                return pm.graph_parts.remainder
+            except Exception as e:  # noqa: BLE001
+                pm.graph_cut_error = f"{type(e).__name__}: {one_line(e)}"
             folded = _fold_bn(model)
             if folded is None:
                 return None
@@ -837,8 +854,8 @@ def _prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
             n = stub_convs(m2, lambda: m2(xm))
             return (lambda: m2(xm)) if n else None
 
-        return PreparedMode(lambda: frozen(x), frozen, rem, [], lambda: _graph_conversion_ms(frozen, x),
-                            note=f"torch.jit.{how}")
+        pm.remainder = rem
+        return pm
     raise ValueError(mode)
 
 
@@ -1094,7 +1111,8 @@ def iter_model(
                 res.host_drift_ref = reference.label
             _predict(res, summaries, inv)
             for (li, path), ms in (res.conv_seq.per_layer.items() if res.conv_seq is not None else ()):
-                summaries[li].in_sequence.setdefault(path, ms)
+                if li is not None:
+                    summaries[li].in_sequence.setdefault(path, ms)
             results.append(res)
             yield ModeFinished(res)
         _ratios(results, summaries)
@@ -1125,8 +1143,11 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, i
         rem_fn = seq = None
         if mopts.predict and not cancel():
             rem_fn = _remainder_fn(prep, res)
+            if prep.graph_parts is not None:
+                res.graph_convs = prep.graph_parts.n_convs
+            res.graph_cut_error = prep.graph_cut_error
             if rem_fn is not None and inv is not None:
-                seq = _conv_sequence(res, inv, {} if seq_tensors is None else seq_tensors)
+                seq = _conv_sequence(res, inv, {} if seq_tensors is None else seq_tensors, prep)
         if seq is not None:
             # the forward, its remainder and its convs in model order, interleaved round by round
             timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel,
@@ -1210,10 +1231,17 @@ def _remainder_fn(prep: PreparedMode, res: ModeResult):
     return rem_fn
 
 
-def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict):
-    """The mode's convs in model order (model_sequence), or None with res.conv_seq_note saying why."""
+def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict, prep: PreparedMode | None = None):
+    """The mode's convs in model order (model_sequence), or None with res.conv_seq_note saying why. For
+    jit_mkldnn with its graph cut (model_jit), the graph's own conv nodes: one site, one call, no layer."""
+    from types import SimpleNamespace
+
+    from explorer.core.model_sequence import Sequence
     from explorer.core.paths import one_line
 
+    parts = prep.graph_parts if prep is not None else None
+    if parts is not None:
+        return Sequence(res.mode, [(None, "jit graph", SimpleNamespace(fn=parts.convs))])
     try:
         seq, why = build_sequence(res.mode, MODE_PATH[res.mode], inv, tensors)
     except Exception as e:  # noqa: BLE001 - the prediction falls back to the per-layer table
@@ -1266,6 +1294,13 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     seq = res.conv_seq
     res.conv_ms = seq.total_ms if seq is not None else conv
     res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
+    if res.graph_convs is not None and seq is not None:
+        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in) in "
+                            f"its order, each on its real input, in one graph call ({seq.passes} passes), "
+                            f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
+                            "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
+                            "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+        return
     notes = [f"convs: timed in model order, each of the {inv.total} with its own tensors and the others in "
              f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
              if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
@@ -1273,6 +1308,9 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
         notes.append(f"{chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked outputs conv "
                      "to conv), the rest on mkldnn")
     if res.mode == "jit_mkldnn":
+        if res.graph_cut_error:
+            notes.append(f"the frozen graph could not be cut into its parts ({res.graph_cut_error}), so eager "
+                         "stand-ins are timed")
         notes.append(f"{chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes it), the rest "
                      "on mkldnn; remainder of the to_mkldnn model with BatchNorm folded (ReLU6-like modules as "
                      "the jit's flat in-place aten op); conversions: the graph's to_mkldnn/to_dense nodes (profiler)")

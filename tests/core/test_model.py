@@ -181,13 +181,16 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     assert nchw.conv_alone_ms == pytest.approx(dense_conv)  # the pw layer counts twice
     for r in report.modes:  # the prediction's convs: timed in model order, right after the mode's loop
         assert r.conv_seq is not None and r.conv_seq.passes >= 3, (r.mode, r.conv_seq_note)
-        assert r.conv_ms == pytest.approx(r.conv_seq.total_ms) and "model order" in r.predict_note
+        assert r.conv_ms == pytest.approx(r.conv_seq.total_ms) and ("model order" in r.predict_note or
+                                                                    "graph's own" in r.predict_note)
         # measured and remainder come from the same interleaved rounds as the convs: one machine for all three
         assert r.measured_ms == pytest.approx(float(np.median(r.conv_seq.parts_ms["forward"])))
         assert r.remainder_ms == pytest.approx(float(np.median(r.conv_seq.parts_ms["remainder"])))
         assert r.samples >= 3 and r.samples_used == len(r.conv_seq.parts_ms["forward"])
     assert set(nchw.conv_seq.per_layer) == {(i, "dense") for i in range(len(report.layers))}
-    assert set(report.mode("jit_mkldnn").conv_seq.per_layer) == {(0, "mkldnn"), (1, M.CHAINED_PATH), (2, M.CHAINED_PATH)}
+    jit = report.mode("jit_mkldnn")  # its parts come from its own frozen graph (model_jit), not the layers
+    assert jit.graph_convs == 4 and jit.graph_cut_error == "" and set(jit.conv_seq.per_layer) == {(None, "jit graph")}
+    assert "frozen graph's own 4 conv nodes" in jit.predict_note
     assert pw.best_path in ("dense", "channels_last", "mkldnn") and pw.margin >= 1
     assert report.mode("to_mkldnn").conversion_ms > 0  # input to_mkldnn + output to_dense
     rows = list(csv.DictReader(io.StringIO(M.rows_to_text(M.report_rows(report)))))
@@ -431,3 +434,16 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
     assert cl.uncertain and "per-layer table row" in cl.uncertain_reason and "pw" in cl.uncertain_reason
     assert "+30%" in cl.uncertain_reason
     assert not modes(5.0).uncertain  # within the limit: the comparison stands
+
+
+def test_a_frozen_graph_that_cannot_be_cut_falls_back_to_the_eager_stand_ins(monkeypatch):
+    from explorer.core import model_jit
+
+    def refuse(frozen, x):
+        raise ValueError("a conv node reads a prim::GetAttr, not a constant: the convs cannot run apart")
+
+    monkeypatch.setattr(model_jit, "cut_graph", refuse)
+    jit = _fast_run("tiny", "2,3,16,16", modes=("jit_mkldnn",))[-1].report.mode("jit_mkldnn")
+    assert jit.status == "ok" and jit.graph_convs is None and "prim::GetAttr" in jit.graph_cut_error
+    assert set(jit.conv_seq.per_layer) == {(0, "mkldnn"), (1, M.CHAINED_PATH), (2, M.CHAINED_PATH)}
+    assert "could not be cut" in jit.predict_note and jit.predicted_ms > 0
