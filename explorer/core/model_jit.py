@@ -4,8 +4,9 @@ torch.jit.optimize_for_inference runs a graph of its own: BatchNorm folded into 
 prim::mkldnn_convolution on blocked tensors, ReLU6 as prim::MKLDNNHardTanh_, and the interpreter between the
 nodes, with no Python. Eager stand-ins for its parts (the to_mkldnn model's convs in order, the to_mkldnn
 model with BN folded and its convs stubbed) pay Python on every module and conv call, which the graph does
-not: paired against the forward they summed to 1.35x a tiny model's and 1.10x ResNet-50 mb1's (BENCHMARKS
-§8a). So the parts are taken from the graph itself:
+not: paired against the forward (bench_model_order.py, BENCHMARKS §8a) they summed to 1.05x a tiny model's,
+1.40x MobileNetV2 mb1's and 1.09x ResNet-50 mb1's (conversions left out); the graph's own parts to 0.80x,
+1.28x and 1.02x. So the parts are taken from the graph itself:
 - the convs: one graph holding every conv node of the frozen graph, in its order, each reading its own
   input (the real one, from one forward), run in one call;
 - the remainder: the frozen graph without its conv and conversion (to_mkldnn/to_dense) nodes, their

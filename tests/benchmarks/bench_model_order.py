@@ -10,6 +10,8 @@ compared with the one taken beside it, not with one taken minutes apart):
   fwd b2b      the mode's forward, back to back (what a user's own loop sees)
   fwd rounds   the same forward timed in the planner's rounds: after an in-order pass and the remainder
   predicted    in order + remainder (+ the mode's conversions, not counted here) against fwd rounds
+  graph parts  jit_mkldnn only: the frozen graph's own conv nodes in one call + the graph without them
+               (model_jit, what the planner predicts jit_mkldnn from), against fwd rounds
 Prints the median and quartiles of each paired ratio. With --onednn-split, it also runs 3 forwards and 3
 in-order passes under oneDNN verbose (explorer.core.trace) and splits each into oneDNN's own exec time per
 primitive kind and what is left outside oneDNN (the host's per-call work: Python, dispatch, set-up). Run it with the allocator setting the tool measures in:
@@ -51,11 +53,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--onednn-split", action="store_true")
+    ap.add_argument("--hw", type=int, default=224, help="input height and width")
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.set_grad_enabled(False)
     net = model_zoo.build(a.net).eval()
-    x = torch.randn(a.mb, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(a.mb, 3, a.hw, a.hw, generator=torch.Generator().manual_seed(0))
     inv = M.take_inventory(net, x, a.net)
     prep = M._prepare_mode(a.mode, net, x, "f32")
     rem = prep.remainder()
@@ -80,19 +83,33 @@ def main(argv=None) -> int:
     def alone_sum() -> float:
         return sum(n * statistics.median(_ms(fn) for _ in range(6)) for fn, n in alone)
 
-    for fn in (prep.fn, rem, one_pass):
+    graph = None
+    if a.mode == "jit_mkldnn":
+        from explorer.core.model_jit import cut_graph
+
+        graph = cut_graph(prep.model, x)
+    for fn in (prep.fn, rem, one_pass) + ((graph.convs, graph.remainder) if graph else ()):
         fn()
         fn()
     cols = {k: [] for k in ("in model", "alone", "in order", "fwd b2b", "fwd rounds", "remainder")}
+    if graph:
+        cols.update({"graph convs": [], "graph remainder": []})
     for _ in range(a.rounds):
         cols["in model"].append(convs_in_forward_ms(prep.fn, prep.model, graph=(a.mode == "jit_mkldnn"), runs=3)[0])
         cols["alone"].append(alone_sum())
         cols["fwd b2b"].append(statistics.median(_ms(prep.fn) for _ in range(3)))
         o, r, f = [], [], []
+        gc, gr = [], []
         for _ in range(3):
             o.append(_ms(one_pass))
             r.append(_ms(rem))
+            if graph:
+                gc.append(_ms(graph.convs))
+                gr.append(_ms(graph.remainder))
             f.append(_ms(prep.fn))
+        if graph:
+            cols["graph convs"].append(statistics.median(gc))
+            cols["graph remainder"].append(statistics.median(gr))
         cols["in order"].append(statistics.median(o))
         cols["remainder"].append(statistics.median(r))
         cols["fwd rounds"].append(statistics.median(f))
@@ -102,7 +119,9 @@ def main(argv=None) -> int:
     for name, q in (("alone / in model", c["alone"] / c["in model"]),
                     ("in order / in model", c["in order"] / c["in model"]),
                     ("fwd rounds / fwd b2b", c["fwd rounds"] / c["fwd b2b"]),
-                    ("(in order + remainder) / fwd rounds", (c["in order"] + c["remainder"]) / c["fwd rounds"])):
+                    ("(in order + remainder) / fwd rounds", (c["in order"] + c["remainder"]) / c["fwd rounds"]),
+                    *((("(graph convs + graph remainder) / fwd rounds",
+                        (c["graph convs"] + c["graph remainder"]) / c["fwd rounds"]),) if graph else ())):
         lo, mid, hi = np.percentile(q, [25, 50, 75])
         print(f"  {name:38s} {mid:.3f}  (quartiles {lo:.3f}..{hi:.3f})")
     if a.onednn_split:
