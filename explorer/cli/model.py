@@ -40,7 +40,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--budget-ms", type=positive_float, default=300.0, help="time budget per layer and path (default 300)")
     p.add_argument("--modes", type=str, default="all", help=f"end-to-end modes: {','.join(MODES)} or 'all' (default)")
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
-                   help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f})")
+                   help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f}); the rounds "
+                        "that time a mode's forward, its remainder and its convs in model order get twice it")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
     add_allocator_option(p)
     p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
