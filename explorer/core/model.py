@@ -1378,7 +1378,10 @@ def mode_line(r: ModeResult) -> str:
         return f"{label}: cannot run: {r.error}"
     if r.mode == "nchw":
         pred = f" (predicted {r.predicted_ms:.4g} ms)" if r.predicted_ms else ""
-        return f"{label}: {r.measured_ms:.4g} ms per forward{pred}"
+        line = f"{label}: {'~' if r.noisy or r.uncertain else ''}{r.measured_ms:.4g} ms per forward{pred}"
+        if r.uncertain:
+            return line + f" (uncertain: {r.uncertain_reason})"
+        return line + (f" (noisy: {r.quality_reason})" if r.noisy else "")
     t = "~" if r.uncertain else ""
     s = r.speedup
     how = f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"

@@ -447,3 +447,14 @@ def test_a_frozen_graph_that_cannot_be_cut_falls_back_to_the_eager_stand_ins(mon
     assert jit.status == "ok" and jit.graph_convs is None and "prim::GetAttr" in jit.graph_cut_error
     assert set(jit.conv_seq.per_layer) == {(0, "mkldnn"), (1, M.CHAINED_PATH), (2, M.CHAINED_PATH)}
     assert "could not be cut" in jit.predict_note and jit.predicted_ms > 0
+
+
+def test_a_noisy_model_as_it_is_is_marked_in_its_line():
+    quiet = M.ModeResult("nchw", measured_ms=25.0, predicted_ms=24.0)
+    assert M.mode_line(quiet) == "model as it is: 25 ms per forward (predicted 24 ms)"
+    loud = M.ModeResult("nchw", measured_ms=397.1, quality="noisy",
+                        quality_reason="other programs held the cores")
+    assert M.mode_line(loud).startswith("model as it is: ~397.1 ms per forward")
+    assert "noisy: other programs held the cores" in M.mode_line(loud)
+    loud.uncertain, loud.uncertain_reason = True, "a measured loop is noisy"
+    assert M.mode_line(loud).endswith("(uncertain: a measured loop is noisy)")
