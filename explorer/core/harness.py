@@ -49,18 +49,24 @@ class Measurement:
     min_samples: int = DEFAULT_MIN_SAMPLES
 
     def __post_init__(self):
-        self._stats = self.samples_ns
         self.verdict = itf.Verdict("", "")
         if self.interference is not None:
             self.verdict = itf.judge(self.interference, self.min_samples)
         if self.disturbed is None and self.waits_ns is not None and self.waits_ns.size == self.samples_ns.size:
             self.disturbed = itf.disturbed_mask(self.samples_ns, self.waits_ns)
-        if self.disturbed is not None and self.disturbed.size == self.samples_ns.size and self.verdict.quality == "ok":
-            clean = ~self.disturbed
-            if clean.any():
-                self._stats = self.samples_ns[clean]  # the figures a quiet machine gives
+        self._stats = self.samples_ns[self.kept]
     starts_ns: np.ndarray | None = None  # perf_counter_ns at the start of each sample (timeline export)
     disturbed: np.ndarray | None = None  # per sample: did a measuring thread wait for a core during its group
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Per sample, whether it is behind the statistics: in a trusted loop, the undisturbed ones (the
+        figures a quiet machine gives), if any; otherwise all."""
+        keep = np.ones(self.samples_ns.size, dtype=bool)
+        if self.disturbed is not None and self.disturbed.size == self.samples_ns.size and self.verdict.quality == "ok":
+            if (~self.disturbed).any():
+                keep = ~self.disturbed
+        return keep
 
     @property
     def n(self) -> int:

@@ -136,11 +136,7 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
                 best, best_rec = m, rec
             if best.quality != "noisy":
                 break
-    rounds = np.asarray(best_rec[: best.n], dtype=np.int64)
-    keep = np.ones(len(rounds), dtype=bool)
-    if best.disturbed is not None and best.quality == "ok" and best.disturbed.size == len(rounds) and (~best.disturbed).sum() >= 2:
-        keep = ~best.disturbed  # the rounds a quiet machine gives, as the harness's own statistics
-    rounds = rounds[keep] / 1e6
+    rounds = np.asarray(best_rec[: best.n], dtype=np.int64)[best.kept] / 1e6  # the rounds behind its statistics
     n_sites = len(seq.sites)
     per_site = np.median(rounds[:, :n_sites], axis=0)
     pooled: dict = {}
