@@ -81,18 +81,23 @@ def test_a_consumer_that_holds_the_loop_gets_one_untimed_call_after_each_hold(ho
         calls.append(1)
         time.sleep(0.0002)
 
-    gen = measure_iter(fn, Budget(budget_ms=80, min_samples=5, precision=0.0, warmup=0), progress_interval_s=0.01,
-                       meter=False)
-    holds = 0
+    interval_s = 0.01
+    gen = measure_iter(fn, Budget(budget_ms=80, min_samples=5, precision=0.0, warmup=0),
+                       progress_interval_s=interval_s, meter=False)
+    bursts = []
     try:
         while True:
-            next(gen)
-            holds += 1
+            bursts.append(next(gen))
             time.sleep(hold_s)  # the window painting this burst
     except StopIteration as stop:
         m = stop.value
     extra = len(calls) - m.n
-    if rewarms:  # every hold but the first (before any sample) and the last (after the loop)
-        assert holds - 2 <= extra <= holds and extra >= 2
+    if rewarms:
+        # Every hold inside the loop (not the one before the first sample, nor the one after the last) is
+        # followed by one untimed call, unless the call before it was too long to afford one (a busy host
+        # can stretch a 0.2 ms sleep past that): the bursts say which.
+        short = int(interval_s * 1e9) // 4
+        expected = sum(1 for p in bursts[1:-1] if p.new_samples_ns.size and p.new_samples_ns[-1] < short)
+        assert extra == expected and expected >= 1
     else:
         assert extra == 0  # a consumer that does not hold (the command line) costs no call
