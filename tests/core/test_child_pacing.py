@@ -42,8 +42,9 @@ def test_the_child_waits_for_each_acknowledgement_and_leaves_the_pauses_out():
         assert bursts >= 3 and res.status == "ok"
         # the child waited for every burst: the job took about its budget plus every pause
         assert took >= 0.15 + 0.1 * (bursts - 1)
-        # the pauses are not budget: the loop's own clock ends near 150 ms, not 150 ms plus every pause
-        assert max(_job.elapsed) < 0.15 + 0.1
+        # the pauses are not budget: the loop's own clock ends near 150 ms, not 150 ms plus every pause (half of
+        # them is the margin: a busy host stretches the last call and the loop's closing checks, not the pauses)
+        assert max(_job.elapsed) < 0.15 + 0.1 * (bursts - 1) / 2
     finally:
         r.shutdown()
 
@@ -65,11 +66,15 @@ def test_an_unanswered_boundary_lets_the_measurement_go_on(monkeypatch):
 def test_unpaced_jobs_never_wait():
     r = ChildRunner()
     try:
-        r.start()
-        t0 = time.monotonic()
+        # a first job warms the child (it imports torch): its start-up is not what is timed here
+        list(r.iter("run", SPEC, RunOptions(paths=("dense",), budget_ms=1, check=False, trace=False)))
         opts = RunOptions(paths=("dense",), budget_ms=100, check=False, trace=False, min_samples=5, precision=0.0)
+        t0 = time.monotonic()
         events = list(r.iter("run", SPEC, opts))
-        assert time.monotonic() - t0 < 0.1 + child_mod.ACK_TIMEOUT_S * 2 + 5
-        assert sum(isinstance(e, Samples) for e in events) >= 2
+        took = time.monotonic() - t0
+        bursts = sum(isinstance(e, Samples) for e in events)
+        assert bursts >= 3
+        # a child that waited at each boundary would take ACK_TIMEOUT_S for every one but the last
+        assert took < child_mod.ACK_TIMEOUT_S * (bursts - 1)
     finally:
         r.shutdown()

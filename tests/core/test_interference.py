@@ -171,17 +171,26 @@ def test_short_calls_share_one_read_and_a_disturbed_group_marks_all_its_samples(
 
     monkeypatch.setattr(_CountingSched, "read", spy)
 
-    def busy_20us():
-        t = time.perf_counter_ns() + 20_000
-        while time.perf_counter_ns() < t:
-            pass
+    class Clock:  # the test owns the time: each call takes exactly 20 us, whatever the host does
+        ns = 0
 
-    m = measure(busy_20us, Budget(budget_ms=30, min_samples=5, precision=0.0))
-    assert m.n > 500
-    assert len(reads) < m.n / 5  # one read per group of >= READ_EVERY_NS, not one per call
+        def perf_counter_ns(self):
+            self.ns += 1
+            return self.ns
+
+    clock = Clock()
+    monkeypatch.setattr(harness, "time", clock)
+
+    def call_20us():
+        clock.ns += 20_000
+
+    m = measure(call_20us, Budget(budget_ms=30, min_samples=5, precision=0.0))
+    per_group = -(-harness.READ_EVERY_NS // 20_000)  # the calls it takes to reach READ_EVERY_NS: 13
+    assert m.n == pytest.approx(30_000_000 / 20_000, abs=2)
+    assert len(reads) <= m.n / per_group + 4  # one read per group (and the loop's snapshots), not one per call
     assert m.waits_ns.size == m.n and m.disturbed.size == m.n
     hit = np.flatnonzero(m.disturbed)
-    assert 2 <= hit.size <= harness.READ_EVERY_NS // 20_000 + 1  # exactly one group, all of it
+    assert hit.size == per_group  # exactly one group, all of it
     assert (np.diff(hit) == 1).all()
     assert m.interference.disturbed == hit.size and m.n_stats == m.n - hit.size
     assert m.waits_ns.sum() == pytest.approx(50_000, abs=hit.size)  # the group's wait, shared, not multiplied

@@ -231,16 +231,18 @@ def test_close_during_a_long_call_in_the_measuring_process_exits_fast(make_windo
 
     assert measure.IN_CHILD
     csv_path = tmp_path / "long.csv"
-    # native takes seconds a call for this layer: the close lands inside one of its calls
+    # a heavy layer (0.3 s a call here, more under load): the close lands inside one of native's calls
     win = make_window(spec=parse_descriptor("mb8ic256ih56oc256oh56kh3ph1"),
                       options={"paths": ["dense", "native"], "budget_ms": 300}, csv_path=str(csv_path))
     win.start_run()
-    qtbot.waitUntil(lambda: len(win.model.results) == 1, timeout=60_000)
+    # the first row's time is the host's (a noisy loop is measured again): not what this test checks
+    qtbot.waitUntil(lambda: len(win.model.results) == 1, timeout=240_000)
     qtbot.wait(300)
     assert win.running
     t0 = time.monotonic()
     win.close()
-    assert time.monotonic() - t0 < 2.0
+    # the close waits at most its grace for the child to stop by itself, then kills it: never the call
+    assert time.monotonic() - t0 < worker.STOP_GRACE_MS / 1000 + 1.0
     assert not win.running and worker.live_threads() == 0
     assert [r["path"] for r in read_csv(csv_path)] == ["dense"]  # the finished row is kept
 
