@@ -27,7 +27,8 @@
    conv alone, its data hot in the caches) is kept beside it (conv_alone_ms); without the in-order pass
    the prediction falls back to it. For jit_mkldnn both parts come from its own frozen graph (model_jit):
    its conv nodes, in one graph call on their real inputs, and the graph without its conv and conversion
-   nodes, fed their real outputs; the conversions are the graph's to_mkldnn/to_dense nodes, timed by the
+   nodes, fed their real outputs, each part's inputs touched just before their first use so they are read
+   hot as inside the graph (the touches timed alone in the same round and taken off); the conversions are the graph's to_mkldnn/to_dense nodes, timed by the
    profiler. Only when the graph cannot be cut do eager stand-ins take their place: the convs in model
    order on mkldnn_chained, and the to_mkldnn model with BatchNorm folded (torch.fx, as torch.jit.freeze
    folds it), its ReLU6-like modules running the jit's flat in-place aten op.
@@ -1150,8 +1151,13 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, i
                 seq = _conv_sequence(res, inv, {} if seq_tensors is None else seq_tensors, prep)
         if seq is not None:
             # the forward, its remainder and its convs in model order, interleaved round by round
-            timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel,
-                                   {"remainder": rem_fn, "forward": prep.fn})
+            parts, minus = {"remainder": rem_fn, "forward": prep.fn}, None
+            gp = prep.graph_parts
+            if gp is not None and seq.sites[0][2].fn is gp.convs:  # each part's touches, taken off it
+                parts = {"conv touches": gp.conv_touches, "remainder": rem_fn,
+                         "remainder touches": gp.remainder_touches, "forward": prep.fn}
+                minus = {"convs": "conv touches", "remainder": "remainder touches"}
+            timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel, parts, minus)
             if timing is None:
                 return None
             _fill_measured(res, timing.measurement, timing.parts_ms["forward"], timing.attempts)
@@ -1299,6 +1305,8 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
                             f"its order, each on its real input, in one graph call ({seq.passes} passes), "
                             f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
                             "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
+                            "each part reads its inputs hot, as inside the graph (each touched just before its "
+                            "first use, the touches timed alone and taken off); "
                             "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
         return
     notes = [f"convs: timed in model order, each of the {inv.total} with its own tensors and the others in "

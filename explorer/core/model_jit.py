@@ -12,6 +12,14 @@ not: paired against the forward (bench_model_order.py, BENCHMARKS §8a) they sum
 - the remainder: the frozen graph without its conv and conversion (to_mkldnn/to_dense) nodes, their
   outputs turned into graph inputs fed the real outputs of that forward (the stubbed model of the eager
   modes, in the graph's own terms). The conversions are timed apart, as for the other modes.
+
+Inside the graph each node reads what the node before it has just written, from the caches; a part fed
+captured tensors reads them from memory. On MobileNetV2, whose depthwise and 1x1 convs are bound by memory,
+that alone put the parts at 1.16-1.20x the forward (ResNet-50, bound by compute: 0.95x). So each part reads
+its inputs hot, as in the graph: every fed tensor is touched (an in-place no-op hardtanh, which reads and
+writes it) just before its first use, and a graph of the same touches alone, timed beside it, is
+subtracted. Paired against the forward (/work/exp-style script, BENCHMARKS §8d): MobileNetV2 mb1 1.03-1.05x,
+mb8 0.97x, ResNet-50 mb1 0.94x.
 """
 
 from __future__ import annotations
@@ -27,8 +35,10 @@ _CONSTANT_KINDS = ("prim::Constant", "prim::ConstantMKLDNNTensor", "prim::ListCo
 
 @dataclass
 class GraphParts:
-    convs: Callable[[], object]  # every conv node of the graph, in its order, on its real input: one call
-    remainder: Callable[[], object]  # the graph without its conv and conversion nodes, on their real outputs
+    convs: Callable[[], object]  # every conv node of the graph, in its order, on its real input (touched): one call
+    conv_touches: Callable[[], object]  # the touches of those inputs alone: subtracted from convs
+    remainder: Callable[[], object]  # the graph without its conv and conversion nodes, on their real outputs (touched)
+    remainder_touches: Callable[[], object]  # the touches of those outputs alone: subtracted from remainder
     n_convs: int
 
 
@@ -54,6 +64,54 @@ def _tuple_of(graph, values: list):
     return node
 
 
+# An in-place hardtanh with bounds no value reaches: it reads and writes every element, changing none.
+_NO_BOUND = 3.0e38  # under float32's and bfloat16's largest finite value
+
+
+def _touch(graph, value, blocked: bool):
+    """Insert, at the graph's insert point, a node touching `value` in place, and return it: MKLDNN's own
+    eltwise for a blocked tensor, aten's for a plain one."""
+    import torch
+
+    if blocked:
+        node = graph.create("prim::MKLDNNHardTanh_", [value])
+        node.f_("min_val", -_NO_BOUND)
+        node.f_("max_val", _NO_BOUND)
+    else:
+        lo, hi = (graph.insertConstant(v) for v in (-_NO_BOUND, _NO_BOUND))
+        node = graph.create("aten::hardtanh_", [value, lo, hi])
+    node.output().setType(torch._C.TensorType.get())
+    return graph.insertNode(node)
+
+
+def _returning_ranks(graph, values: list):
+    """Make the graph return each value's rank: the values stay live (not dead code) yet each is freed once
+    read, as in the forward, where a conv's output goes back to the allocator after its last use."""
+    import torch
+
+    ranks = []
+    for v in values:
+        node = graph.insertNode(graph.create("aten::dim", [v]))
+        node.output().setType(torch._C.IntType.get())
+        ranks.append(node.output())
+    graph.registerOutput(graph.insertNode(_tuple_of(graph, ranks)).output())
+
+
+def _touches(tensors: list):
+    """One graph touching each tensor in turn, alone: what the touches cost inside a touched part."""
+    import torch
+
+    g = torch._C.Graph()
+    outs = []
+    for t in tensors:
+        v = g.addInput()
+        v.setType(torch._C.TensorType.get())
+        outs.append(_touch(g, v, t.is_mkldnn).output())
+    _returning_ranks(g, outs)
+    fn = torch._C._create_function_from_graph("touches", g)
+    return lambda: fn(*tensors)
+
+
 def _capture(frozen, x) -> tuple[list, list]:
     """Per cut node (graph order), its first input and its output from one forward of a copy of the graph
     that returns them."""
@@ -71,8 +129,9 @@ def _capture(frozen, x) -> tuple[list, list]:
     return got[: len(nodes)], got[len(nodes):]
 
 
-def _conv_pass(frozen, inputs: list):
-    """One graph of every conv node, in order, each on a graph input of its own; returns (fn, n)."""
+def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
+    """One graph of every conv node, in order, each on a graph input of its own, touched just before it
+    (touch); returns (fn, n). It returns the convs' outputs when `keep`, else their ranks (outputs freed)."""
     import torch
 
     src = frozen.graph.copy()
@@ -95,7 +154,7 @@ def _conv_pass(frozen, inputs: list):
             continue
         v = g.addInput()
         v.setType(node.inputsAt(0).type())
-        env[node.inputsAt(0)] = v
+        env[node.inputsAt(0)] = _touch(g, v, inp.is_mkldnn).output() if touch else v
         for i in list(node.inputs())[1:]:
             clone(i)
         outs.append(g.insertNode(g.createClone(node, lambda old: env[old])).output())
@@ -103,26 +162,52 @@ def _conv_pass(frozen, inputs: list):
         feeds.append(inp)
     if not outs:
         raise ValueError("the frozen graph has no conv node")
-    tup = g.insertNode(_tuple_of(g, outs))
-    g.registerOutput(tup.output())  # kept as outputs: a conv whose output nobody reads is dead code
+    if keep:
+        g.registerOutput(g.insertNode(_tuple_of(g, outs)).output())
+    else:
+        _returning_ranks(g, outs)
     fn = torch._C._create_function_from_graph("convs", g)
-    return (lambda: fn(*feeds)), len(outs)
+    return (lambda: fn(*feeds)), len(outs), feeds
 
 
-def cut_graph(frozen, x) -> GraphParts:
-    """Both parts of a frozen, optimized module. Raises when its graph cannot be cut (the caller falls back)."""
+def _touch_before_first_use(graph, value, blocked: bool) -> bool:
+    """Insert a touch of `value` just before the first node (at the graph's top level) that reads it, and
+    make every reader read the touched value. False if nothing reads it."""
+    uses = value.uses()
+    if not uses:
+        return False
+    order = {n: i for i, n in enumerate(list(graph.nodes()) + [graph.return_node()])}
+    readers = []
+    for use in uses:
+        n = use.user
+        while n not in order:  # a reader inside an if or loop: the touch goes before that block
+            n = n.owningBlock().owningNode()
+        readers.append(n)
+    with graph.insert_point_guard(min(readers, key=order.__getitem__)):
+        touch = _touch(graph, value, blocked)
+    value.replaceAllUsesWith(touch.output())
+    touch.replaceInput(0, value)
+    return True
+
+
+def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
+    """Both parts of a frozen, optimized module, with their touches (touch=False: the parts cold, nothing to
+    take off; for bench_model_order). Raises when its graph cannot be cut (the caller falls back)."""
     import torch
 
     inputs, outputs = _capture(frozen, x)
-    convs, n = _conv_pass(frozen, inputs)
+    convs, n, conv_feeds = _conv_pass(frozen, inputs, touch)
     g = frozen.graph.copy()
     nodes = _cut(g)
+    fed = []
     for node in nodes:
         v = g.addInput()
         v.setType(node.output().type())
         node.output().replaceAllUsesWith(v)
+        fed.append(v)
     for node in reversed(nodes):
         node.destroy()
     torch._C._jit_pass_dce(g)
+    touched = [t for v, t in zip(fed, outputs) if touch and _touch_before_first_use(g, v, t.is_mkldnn)]
     rem = _function(g, "remainder")
-    return GraphParts(convs, lambda: rem(x, *outputs), n)
+    return GraphParts(convs, _touches(conv_feeds if touch else []), lambda: rem(x, *outputs), _touches(touched), n)

@@ -5,10 +5,11 @@ output stay in the caches from call to call, as in benchdnn. Inside a forward ev
 between and evicts them. Measured side by side in one process (BENCHMARKS §8b, bench_model_order.py, 2
 threads, median of paired rounds), the sum of the table's convs was 0.71-0.92 of the same convs timed
 inside the model (MobileNetV2 mb1, ResNet-50 mb1), while the same convs run once each in model order gave
-0.95-1.13 of it (the frozen jit graph's convs are the exception: 1.2-1.4x, cause open). So the planner predicts a mode's conv time from that sequence: every conv
-site of the inventory, in the order the forward calls them, each with tensors of its own (a model's
-repeated layers have their own weights and inputs), on the mode's path. It is timed right after the mode's
-own loop, so the host's drift between table and loop (model_drift) does not enter the prediction.
+0.95-1.13 of it (the frozen jit graph's own convs read 1.2-1.4x, their inputs cold: model_jit). So the
+planner predicts a mode's conv time from that sequence: every conv site of the inventory, in the order the
+forward calls them, each with tensors of its own (a model's repeated layers have their own weights and
+inputs), on the mode's path. It is timed in rounds with the mode's forward (time_sequence), so the host's
+drift between table and loop (model_drift) does not enter the prediction.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class SequenceTiming:
     parts_ms: dict = field(default_factory=dict)  # name -> np.ndarray of ms, one per kept round
     measurement: object = None  # the harness's Measurement of the whole round (its interference meter)
     attempts: int = 1
+    raw_ms: dict = field(default_factory=dict)  # before `minus`: "convs" (the pass) and each part, per kept round
 
 
 def site_path(mode: str, mode_path: str, site_index: int) -> str:
@@ -98,12 +100,14 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
 
 
 def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Callable[[], bool],
-                  parts: dict | None = None) -> SequenceTiming | None:
+                  parts: dict | None = None, minus: dict | None = None) -> SequenceTiming | None:
     """Rounds under the harness (its interference verdict; a noisy loop measured again, as the runner does):
     each round is one pass over the sequence, each conv clocked, then each of `parts` (name -> callable:
     the mode's stubbed remainder, its forward) clocked once. Interleaved so, the parts of a prediction and
     the measurement it is checked against see the same machine, whatever the host does minute to minute
-    (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8b). None if cancelled."""
+    (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8b). `minus` maps a
+    part (or "convs", the pass) to the part timed in the same round that is taken off it, round by round (the
+    jit graph's touches, model_jit); the pass must then be one site. None if cancelled."""
     import time
 
     import numpy as np
@@ -138,11 +142,19 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
                 break
     rounds = np.asarray(best_rec[: best.n], dtype=np.int64)[best.kept] / 1e6  # the rounds behind its statistics
     n_sites = len(seq.sites)
+    named = {name: rounds[:, n_sites + i] for i, name in enumerate(parts or {})}
+    raw = {"convs": rounds[:, :n_sites].sum(axis=1), **named}
+    minus = minus or {}
+    if "convs" in minus:
+        if n_sites != 1:
+            raise ValueError("only a one-site pass can have a part taken off it")
+        rounds[:, 0] = np.maximum(rounds[:, 0] - named[minus["convs"]], 0.0)
+    # a round whose part alone read faster than what is taken off it (noise on a tiny part) counts as 0
+    named.update({name: np.maximum(named[name] - named[other], 0.0) for name, other in minus.items() if name != "convs"})
     per_site = np.median(rounds[:, :n_sites], axis=0)
     pooled: dict = {}
     for (li, path, _), col in zip(seq.sites, rounds[:, :n_sites].T):
         pooled.setdefault((li, path), []).extend(col.tolist())
     per_layer = {key: statistics.median(v) for key, v in pooled.items()}
-    named = {name: rounds[:, n_sites + i] for i, name in enumerate(parts or {})}
     return SequenceTiming(float(per_site.sum()), per_layer, int(len(rounds)), best.quality, best.quality_reason,
-                          named, best, attempt)
+                          named, best, attempt, raw)

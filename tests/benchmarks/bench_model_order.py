@@ -11,7 +11,9 @@ compared with the one taken beside it, not with one taken minutes apart):
   fwd rounds   the same forward timed in the planner's rounds: after an in-order pass and the remainder
   predicted    in order + remainder (+ the mode's conversions, not counted here) against fwd rounds
   graph parts  jit_mkldnn only: the frozen graph's own conv nodes in one call + the graph without them
-               (model_jit, what the planner predicts jit_mkldnn from), against fwd rounds
+               (model_jit), against fwd rounds: cold (each part fed captured tensors) and hot (each fed
+               tensor touched just before its first use, the touches alone taken off: what the planner
+               predicts jit_mkldnn from)
 Prints the median and quartiles of each paired ratio. With --onednn-split, it also runs 3 forwards and 3
 in-order passes under oneDNN verbose (explorer.core.trace) and splits each into oneDNN's own exec time per
 primitive kind and what is left outside oneDNN (the host's per-call work: Python, dispatch, set-up). Run it with the allocator setting the tool measures in:
@@ -87,29 +89,31 @@ def main(argv=None) -> int:
     if a.mode == "jit_mkldnn":
         from explorer.core.model_jit import cut_graph
 
-        graph = cut_graph(prep.model, x)
-    for fn in (prep.fn, rem, one_pass) + ((graph.convs, graph.remainder) if graph else ()):
+        graph, cold = cut_graph(prep.model, x), cut_graph(prep.model, x, touch=False)
+    gcalls = {}
+    if graph:
+        gcalls = {"graph convs": graph.convs, "conv touches": graph.conv_touches, "graph remainder": graph.remainder,
+                  "remainder touches": graph.remainder_touches, "cold convs": cold.convs,
+                  "cold remainder": cold.remainder}
+    for fn in (prep.fn, rem, one_pass) + tuple(gcalls.values()):
         fn()
         fn()
     cols = {k: [] for k in ("in model", "alone", "in order", "fwd b2b", "fwd rounds", "remainder")}
-    if graph:
-        cols.update({"graph convs": [], "graph remainder": []})
+    cols.update({k: [] for k in gcalls})
     for _ in range(a.rounds):
         cols["in model"].append(convs_in_forward_ms(prep.fn, prep.model, graph=(a.mode == "jit_mkldnn"), runs=3)[0])
         cols["alone"].append(alone_sum())
         cols["fwd b2b"].append(statistics.median(_ms(prep.fn) for _ in range(3)))
         o, r, f = [], [], []
-        gc, gr = [], []
+        g = {k: [] for k in gcalls}
         for _ in range(3):
             o.append(_ms(one_pass))
             r.append(_ms(rem))
-            if graph:
-                gc.append(_ms(graph.convs))
-                gr.append(_ms(graph.remainder))
+            for k, fn in gcalls.items():
+                g[k].append(_ms(fn))
             f.append(_ms(prep.fn))
-        if graph:
-            cols["graph convs"].append(statistics.median(gc))
-            cols["graph remainder"].append(statistics.median(gr))
+        for k, v in g.items():
+            cols[k].append(statistics.median(v))
         cols["in order"].append(statistics.median(o))
         cols["remainder"].append(statistics.median(r))
         cols["fwd rounds"].append(statistics.median(f))
@@ -120,8 +124,11 @@ def main(argv=None) -> int:
                     ("in order / in model", c["in order"] / c["in model"]),
                     ("fwd rounds / fwd b2b", c["fwd rounds"] / c["fwd b2b"]),
                     ("(in order + remainder) / fwd rounds", (c["in order"] + c["remainder"]) / c["fwd rounds"]),
-                    *((("(graph convs + graph remainder) / fwd rounds",
-                        (c["graph convs"] + c["graph remainder"]) / c["fwd rounds"]),) if graph else ())):
+                    *((("(cold convs + cold remainder) / fwd rounds",
+                        (c["cold convs"] + c["cold remainder"]) / c["fwd rounds"]),
+                       ("hot parts (touches taken off) / fwd rounds",
+                        (c["graph convs"] - c["conv touches"] + c["graph remainder"] - c["remainder touches"])
+                        / c["fwd rounds"])) if graph else ())):
         lo, mid, hi = np.percentile(q, [25, 50, 75])
         print(f"  {name:38s} {mid:.3f}  (quartiles {lo:.3f}..{hi:.3f})")
     if a.onednn_split:

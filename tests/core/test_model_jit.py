@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from explorer.core.model_jit import cut_graph
+from explorer.core.model_jit import _conv_pass, _capture, cut_graph
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
@@ -31,10 +31,35 @@ def test_the_conv_pass_runs_the_graphs_own_conv_nodes_on_their_real_inputs():
     parts = cut_graph(frozen, x)
     assert parts.n_convs == 2
     with torch.no_grad():
-        outs = parts.convs()
+        assert parts.convs() == (4, 4)  # outputs freed as read, as in the forward: only their ranks come back
+        inputs, _ = _capture(frozen, x)
+        fn, n, feeds = _conv_pass(frozen, inputs, touch=True, keep=True)  # the same pass, its outputs kept
+        outs = fn()
         want = net(x)
-    assert len(outs) == 2 and outs[0].layout == torch._mkldnn
+    assert n == 2 and len(outs) == 2 and outs[0].layout == torch._mkldnn
     assert torch.allclose(outs[1].to_dense(), want, atol=1e-5)  # the second conv read the first's real output
+    assert torch.allclose(feeds[1].to_dense(), net[0](x), atol=1e-5)  # and touching it changed nothing
+
+
+def _touch_kinds(fn_graph_text: str) -> int:
+    return fn_graph_text.count("prim::MKLDNNHardTanh_") + fn_graph_text.count("aten::hardtanh_")
+
+
+def test_each_part_touches_its_inputs_once_and_its_touches_alone_are_timed_apart():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 1), nn.ReLU6())
+    x = torch.randn(1, 3, 16, 16)
+    frozen = _frozen(net, x)
+    parts = cut_graph(frozen, x)
+    with torch.no_grad():
+        ranks = parts.conv_touches()  # one touch per conv input, each returning its tensor's rank
+        rem_ranks = parts.remainder_touches()
+        got, want = parts.remainder(), frozen(x)
+    assert ranks == (4, 4)
+    assert len(rem_ranks) >= 1 and all(r == 4 for r in rem_ranks)
+    assert torch.allclose(got, want, atol=1e-5)  # the touched remainder still computes the forward's output
+    with torch.no_grad():
+        assert torch.allclose(parts.remainder(), want, atol=1e-5)  # and again: the touches change no input
 
 
 def test_the_remainder_is_the_graph_without_convs_and_conversions_fed_their_real_outputs():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
+import numpy as np
+import pytest
 import torch
 
 from explorer.core import model as M
@@ -84,6 +86,24 @@ def test_the_parts_of_a_round_are_clocked_with_the_convs_and_kept_apart():
     assert t.parts_ms["forward"].min() >= 1.5 and 0.3 <= float(t.parts_ms["remainder"].min()) < 1.5
     assert t.total_ms < 1.0  # the parts are not convs
     assert t.measurement.n >= t.passes  # the harness's loop, whose verdict the mode's row carries
+
+
+def test_what_is_taken_off_a_part_is_taken_off_round_by_round():
+    seq = Sequence("jit_mkldnn", [(None, "jit graph", _spin(2.0))])
+    parts = {"conv touches": _spin(0.3).fn, "remainder": _spin(3.0).fn, "remainder touches": _spin(0.3).fn,
+             "forward": _spin(1.0).fn}
+    t = time_sequence(seq, budget_ms=80, min_samples=5, cancel=lambda: False, parts=parts,
+                      minus={"convs": "conv touches", "remainder": "remainder touches"})
+    raw = t.raw_ms
+    want_rem = np.maximum(raw["remainder"] - raw["remainder touches"], 0)
+    assert np.array_equal(t.parts_ms["remainder"], want_rem)  # paired: each round's own touches
+    assert t.total_ms == pytest.approx(float(np.median(np.maximum(raw["convs"] - raw["conv touches"], 0))))
+    assert t.per_layer[(None, "jit graph")] == pytest.approx(t.total_ms)
+    assert np.array_equal(t.parts_ms["forward"], raw["forward"])  # a part with nothing taken off is as clocked
+    assert float(np.median(t.parts_ms["remainder"])) < float(np.median(raw["remainder"]))
+    with pytest.raises(ValueError, match="one-site"):
+        time_sequence(Sequence("nchw", [(0, "dense", _spin(0.1)), (1, "dense", _spin(0.1))]), budget_ms=10,
+                      min_samples=3, cancel=lambda: False, parts={"t": _spin(0.1).fn}, minus={"convs": "t"})
 
 
 def test_a_cancelled_sequence_gives_nothing():
