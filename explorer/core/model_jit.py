@@ -4,7 +4,7 @@ torch.jit.optimize_for_inference runs a graph of its own: BatchNorm folded into 
 prim::mkldnn_convolution on blocked tensors, ReLU6 as prim::MKLDNNHardTanh_, and the interpreter between the
 nodes, with no Python. Eager stand-ins for its parts (the to_mkldnn model's convs in order, the to_mkldnn
 model with BN folded and its convs stubbed) pay Python on every module and conv call, which the graph does
-not: paired against the forward (bench_model_order.py, BENCHMARKS §8a) they summed to 1.05x a tiny model's,
+not: paired against the forward (bench_model_order.py, BENCHMARKS §8b) they summed to 1.05x a tiny model's,
 1.40x MobileNetV2 mb1's and 1.09x ResNet-50 mb1's (conversions left out); the graph's own parts to 0.80x,
 1.28x and 1.02x. So the parts are taken from the graph itself:
 - the convs: one graph holding every conv node of the frozen graph, in its order, each reading its own
@@ -15,11 +15,11 @@ not: paired against the forward (bench_model_order.py, BENCHMARKS §8a) they sum
 
 Inside the graph each node reads what the node before it has just written, from the caches; a part fed
 captured tensors reads them from memory. On MobileNetV2, whose depthwise and 1x1 convs are bound by memory,
-that alone put the parts at 1.16-1.20x the forward (ResNet-50, bound by compute: 0.95x). So each part reads
-its inputs hot, as in the graph: every fed tensor is touched (an in-place no-op hardtanh, which reads and
-writes it) just before its first use, and a graph of the same touches alone, timed beside it, is
-subtracted. Paired against the forward (/work/exp-style script, BENCHMARKS §8d): MobileNetV2 mb1 1.03-1.05x,
-mb8 0.97x, ResNet-50 mb1 0.94x.
+that alone put the parts at 1.20-1.28x the forward (ResNet-50, bound by compute: 1.02-1.03x). So each part
+reads its inputs hot, as in the graph: every fed tensor is touched (an in-place no-op hardtanh, which reads
+and writes it) just before its first use, and a graph of the same touches alone, timed beside it, is
+subtracted. Paired against the forward (bench_model_order.py --mode jit_mkldnn, BENCHMARKS §8a, conversions
+left out): MobileNetV2 mb1 0.96x, ResNet-50 mb1 0.99x, tiny 0.73x (with its conversions, ~0.9x).
 """
 
 from __future__ import annotations

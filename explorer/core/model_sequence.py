@@ -2,7 +2,7 @@
 
 The per-layer table times each distinct conv alone, back to back on one input: its weights, input and
 output stay in the caches from call to call, as in benchdnn. Inside a forward every other layer runs in
-between and evicts them. Measured side by side in one process (BENCHMARKS §8b, bench_model_order.py, 2
+between and evicts them. Measured side by side in one process (BENCHMARKS §8c, bench_model_order.py, 2
 threads, median of paired rounds), the sum of the table's convs was 0.71-0.92 of the same convs timed
 inside the model (MobileNetV2 mb1, ResNet-50 mb1), while the same convs run once each in model order gave
 0.95-1.13 of it (the frozen jit graph's own convs read 1.2-1.4x, their inputs cold: model_jit). So the
@@ -105,7 +105,7 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     each round is one pass over the sequence, each conv clocked, then each of `parts` (name -> callable:
     the mode's stubbed remainder, its forward) clocked once. Interleaved so, the parts of a prediction and
     the measurement it is checked against see the same machine, whatever the host does minute to minute
-    (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8b). `minus` maps a
+    (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8c). `minus` maps a
     part (or "convs", the pass) to the part timed in the same round that is taken off it, round by round (the
     jit graph's touches, model_jit); the pass must then be one site. None if cancelled."""
     import time
