@@ -182,12 +182,14 @@ def format_modes(report) -> str:
         if r.status != "ok":
             rows.append((r.mode, r.status, r.error[:140]))
             continue
-        agree = f"{r.predicted_ms / r.measured_ms:.2f}" if r.predicted_ms and r.measured_ms else "-"
+        agree = (f"{'~' if r.agreement_noisy else ''}{r.predicted_ms / r.measured_ms:.2f}"
+                 if r.predicted_ms and r.measured_ms else "-")
         t = "~" if r.uncertain else ""
         sp = f"{t}{r.speedup:.2f}x" if r.speedup else "-"
         ps = f"{t}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "-"
         drift = drift_label(r.host_drift_pct) or "-"
-        rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms), _fmt(r.predicted_ms), agree,
+        rows.append((r.mode, r.status, ("~" if r.noisy else "") + _fmt(r.measured_ms),
+                     ("~" if r.predicted_ms and r.predicted_noisy else "") + _fmt(r.predicted_ms), agree,
                      drift, sp, ps, ("~" if r.conv_seq_quality == "noisy" else "") + _fmt(r.conv_ms),
                      _fmt(r.conv_alone_ms), _fmt(r.convs_in_model_ms), _fmt(r.conversion_ms), _fmt(r.remainder_ms), _fmt(r.max_abs_err, "{:.1e}"),
                      r.quality or "-"))
@@ -200,9 +202,10 @@ def format_modes(report) -> str:
         else:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
     notes = [f"  {r.mode}: {r.predict_note}" for r in report.modes if r.predict_note and r.status == "ok"]
-    notes.append("  conv ms: the convs the prediction takes, timed in model order right after the mode (each with "
-                 "its own tensors, the others in between); table conv ms: the per-layer table's (each alone, its "
-                 "data hot in the caches); convs in model ms: inside the mode's own forward.")
+    notes.append("  conv ms: the convs the prediction takes, timed in model order in rounds with the mode's forward "
+                 "(each with its own tensors, the others in between); table conv ms: the per-layer table's (each "
+                 "alone, its data hot in the caches); convs in model ms: inside the mode's own forward; ~: the "
+                 "figure, or a loop behind it, is noisy.")
     ref = next((r.host_drift_ref for r in report.modes if r.host_drift_ref), "")
     if ref:
         notes.append(f"  drift: how far a reference layer's speed moved from the per-layer table around each mode "

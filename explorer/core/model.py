@@ -506,6 +506,16 @@ class ModeResult:
     def noisy(self) -> bool:
         return self.quality == "noisy"
 
+    @property
+    def predicted_noisy(self) -> bool:
+        """A loop behind the prediction (the convs in order, the remainder or the conversions) is noisy."""
+        return "noisy" in (self.conv_seq_quality, self.remainder_quality)
+
+    @property
+    def agreement_noisy(self) -> bool:
+        """Predicted/measured stands on a noisy loop: a ratio to read as uncertain, not as a miss."""
+        return self.noisy or self.predicted_noisy
+
 
 @dataclass
 class ModeFinished:

@@ -461,8 +461,9 @@ class ModelView(QWidget):
             cells = [
                 QTableWidgetItem(MODE_LABEL.get(r.mode, r.mode)), QTableWidgetItem(r.status),
                 _Num(("~" if r.noisy else "") + f"{r.measured_ms:.4g}" if ok else "", r.measured_ms),
-                _Num(f"{r.predicted_ms:.4g}" if r.predicted_ms else "", r.predicted_ms),
-                _Num(f"{agree:.2f}" if agree else "", agree),
+                _Num(("~" if r.predicted_noisy else "") + f"{r.predicted_ms:.4g}" if r.predicted_ms else "",
+                     r.predicted_ms),
+                _Num(("~" if r.agreement_noisy else "") + f"{agree:.2f}" if agree else "", agree),
                 _Num(drift_label(r.host_drift_pct), r.host_drift_pct),
                 _Num(f"{t_}{r.speedup:.2f}x" if r.speedup else "", r.speedup),
                 _Num(f"{t_}{r.predicted_speedup:.2f}x" if r.predicted_speedup else "", r.predicted_speedup),
@@ -480,7 +481,13 @@ class ModelView(QWidget):
                 + (r.host_drift_note or "not measured") + "; beyond 10% the comparison is uncertain")
             cells[MODE_HEAD.index("conv ms")].setToolTip(
                 "the convs the prediction takes: " + (r.conv_seq_note or "every conv of the model in its order, each "
-                "with its own tensors and the others in between, timed right after this mode's loop"))
+                "with its own tensors and the others in between, timed in rounds with this mode's forward"))
+            if r.agreement_noisy:
+                cells[MODE_HEAD.index("pred/meas")].setToolTip(
+                    "uncertain: " + "; ".join(what for what, bad in (
+                        ("the measured loop is noisy", r.noisy),
+                        ("the loop of the convs in model order is noisy", r.conv_seq_quality == "noisy"),
+                        ("the remainder or conversion loop is noisy", r.remainder_quality == "noisy")) if bad))
             cells[MODE_HEAD.index("table conv ms")].setToolTip(
                 "the per-layer table's convs, each timed alone (its weights and data stay hot in the caches "
                 "from call to call)")

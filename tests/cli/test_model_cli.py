@@ -136,3 +136,19 @@ def test_an_existing_csv_is_not_overwritten(tmp_path, capsys):
     f.write_text("keep")
     assert main(["model", "tiny", "--csv", str(f), *FAST]) == 2
     assert f.read_text() == "keep"
+
+
+def test_a_prediction_on_a_noisy_loop_is_marked_in_the_modes_table():
+    from explorer.cli.model import format_modes
+    from explorer.core.model import ModeResult
+
+    class Report:
+        modes = [ModeResult("nchw", measured_ms=10.0, predicted_ms=9.0, conv_ms=7.0, remainder_ms=2.0, quality="ok",
+                            conv_seq_quality="ok", remainder_quality="ok"),
+                 ModeResult("channels_last", measured_ms=10.0, predicted_ms=3.4, conv_ms=1.4, remainder_ms=2.0,
+                            quality="ok", conv_seq_quality="ok", remainder_quality="noisy")]
+
+    lines = format_modes(Report()).splitlines()
+    assert lines[0].split()[:7] == ["mode", "status", "measured", "ms", "predicted", "ms", "pred/meas"]
+    clean, noisy = lines[1].split(), lines[2].split()  # mode, status, measured, predicted, pred/meas, ...
+    assert clean[3:5] == ["9", "0.90"] and noisy[3:5] == ["~3.4", "~0.34"], lines[:3]

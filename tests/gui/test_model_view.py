@@ -57,7 +57,7 @@ def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_pa
             assert view.modes_table.item(r, predicted).text() == ""
             assert "channels_last" in view.modes_table.item(r, note).text()
         else:
-            assert float(view.modes_table.item(r, predicted).text()) > 0
+            assert float(view.modes_table.item(r, predicted).text().lstrip("~")) > 0
     assert view.answer.text() == rep.answer()
     conv, table = mhead.index("conv ms"), mhead.index("table conv ms")  # in model order beside each alone
     assert float(view.modes_table.item(0, conv).text().lstrip("~")) == pytest.approx(rep.mode("nchw").conv_ms, rel=1e-3)
@@ -107,6 +107,23 @@ def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
     assert v.modes_table.item(1, 2).text() == err and v.modes_table.columnSpan(1, 2) > 5
     v._fill_modes([ModeResult("nchw", measured_ms=2.0)])
     assert v.modes_table.columnSpan(0, 2) == 1
+
+
+def test_a_prediction_on_a_noisy_loop_is_marked_in_its_cells(qtbot):
+    from explorer.core.model import ModeResult
+    from explorer.gui.model_view import MODE_HEAD, ModelView
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    clean = ModeResult("nchw", measured_ms=10.0, predicted_ms=9.0, conv_ms=7.0, remainder_ms=2.0, quality="ok",
+                       conv_seq_quality="ok", remainder_quality="ok")
+    seq_noisy = ModeResult("channels_last", measured_ms=10.0, predicted_ms=3.4, conv_ms=1.4, remainder_ms=2.0,
+                           quality="ok", conv_seq_quality="noisy", remainder_quality="ok")
+    v._fill_modes([clean, seq_noisy])
+    pred, agree = MODE_HEAD.index("predicted ms"), MODE_HEAD.index("pred/meas")
+    assert v.modes_table.item(0, pred).text() == "9" and v.modes_table.item(0, agree).text() == "0.90"
+    assert v.modes_table.item(1, pred).text() == "~3.4" and v.modes_table.item(1, agree).text() == "~0.34"
+    assert "convs in model order is noisy" in v.modes_table.item(1, agree).toolTip()
 
 
 def test_the_model_tab_fits_a_1024_px_window(make_window):
