@@ -84,17 +84,19 @@ def _touch(graph, value, blocked: bool):
     return graph.insertNode(node)
 
 
-def _returning_ranks(graph, values: list):
-    """Make the graph return each value's rank: the values stay live (not dead code) yet each is freed once
-    read, as in the forward, where a conv's output goes back to the allocator after its last use."""
+def _kept_live(graph, value):
+    """Insert, at the insert point, a read of `value` that the optimizer cannot fold (whether it is an MKLDNN
+    tensor: a tensor type does not carry its layout) and return its output. A conv whose output nobody reads is
+    dead code, and one whose rank (aten::dim) is read is too, once the profiling executor knows the shapes."""
     import torch
 
-    ranks = []
-    for v in values:
-        node = graph.insertNode(graph.create("aten::dim", [v]))
-        node.output().setType(torch._C.IntType.get())
-        ranks.append(node.output())
-    graph.registerOutput(graph.insertNode(_tuple_of(graph, ranks)).output())
+    node = graph.insertNode(graph.create("prim::is_mkldnn", [value]))
+    node.output().setType(torch._C.BoolType.get())
+    return node.output()
+
+
+def _returning(graph, flags: list) -> None:
+    graph.registerOutput(graph.insertNode(_tuple_of(graph, flags)).output())
 
 
 def _touches(tensors: list):
@@ -102,12 +104,12 @@ def _touches(tensors: list):
     import torch
 
     g = torch._C.Graph()
-    outs = []
+    flags = []
     for t in tensors:
         v = g.addInput()
         v.setType(torch._C.TensorType.get())
-        outs.append(_touch(g, v, t.is_mkldnn).output())
-    _returning_ranks(g, outs)
+        flags.append(_kept_live(g, _touch(g, v, t.is_mkldnn).output()))
+    _returning(g, flags)
     fn = torch._C._create_function_from_graph("touches", g)
     return lambda: fn(*tensors)
 
@@ -131,7 +133,9 @@ def _capture(frozen, x) -> tuple[list, list]:
 
 def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
     """One graph of every conv node, in order, each on a graph input of its own, touched just before it
-    (touch); returns (fn, n). It returns the convs' outputs when `keep`, else their ranks (outputs freed)."""
+    (touch); returns (fn, n, feeds). It returns the convs' outputs when `keep`; else each output is read once,
+    right after its conv, and freed there, as in the forward, where it goes back to the allocator after its
+    last use."""
     import torch
 
     src = frozen.graph.copy()
@@ -157,15 +161,13 @@ def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
         env[node.inputsAt(0)] = _touch(g, v, inp.is_mkldnn).output() if touch else v
         for i in list(node.inputs())[1:]:
             clone(i)
-        outs.append(g.insertNode(g.createClone(node, lambda old: env[old])).output())
+        out = g.insertNode(g.createClone(node, lambda old: env[old])).output()
+        outs.append(out if keep else _kept_live(g, out))
         del env[node.inputsAt(0)]  # the next conv reading the same value gets its own input
         feeds.append(inp)
     if not outs:
         raise ValueError("the frozen graph has no conv node")
-    if keep:
-        g.registerOutput(g.insertNode(_tuple_of(g, outs)).output())
-    else:
-        _returning_ranks(g, outs)
+    _returning(g, outs)
     fn = torch._C._create_function_from_graph("convs", g)
     return (lambda: fn(*feeds)), len(outs), feeds
 
