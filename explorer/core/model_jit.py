@@ -84,6 +84,14 @@ def _touch(graph, value, blocked: bool):
     return graph.insertNode(node)
 
 
+def _touchable(t) -> bool:
+    """An in-place touch is refused where elements share memory (an expanded view fed straight to a dense
+    conv): such a tensor is left cold."""
+    import torch
+
+    return t.is_mkldnn or torch._debug_has_internal_overlap(t) == 0
+
+
 def _kept_live(graph, value):
     """Insert, at the insert point, a read of `value` that the optimizer cannot fold (whether it is an MKLDNN
     tensor: a tensor type does not carry its layout) and return its output. A conv whose output nobody reads is
@@ -133,7 +141,7 @@ def _capture(frozen, x) -> tuple[list, list]:
 
 def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
     """One graph of every conv node, in order, each on a graph input of its own, touched just before it
-    (touch); returns (fn, n, feeds). It returns the convs' outputs when `keep`; else each output is read once,
+    (touch); returns (fn, n, the inputs it touches). It returns the convs' outputs when `keep`; else each output is read once,
     right after its conv, and freed there, as in the forward, where it goes back to the allocator after its
     last use."""
     import torch
@@ -141,7 +149,7 @@ def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
     src = frozen.graph.copy()
     g = torch._C.Graph()
     env: dict = {}
-    feeds, outs = [], []
+    feeds, outs, touched = [], [], []
 
     def clone(value):
         if value not in env:
@@ -158,7 +166,9 @@ def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
             continue
         v = g.addInput()
         v.setType(node.inputsAt(0).type())
-        env[node.inputsAt(0)] = _touch(g, v, inp.is_mkldnn).output() if touch else v
+        hot = touch and _touchable(inp)
+        env[node.inputsAt(0)] = _touch(g, v, inp.is_mkldnn).output() if hot else v
+        touched += [inp] if hot else []
         for i in list(node.inputs())[1:]:
             clone(i)
         out = g.insertNode(g.createClone(node, lambda old: env[old])).output()
@@ -169,7 +179,7 @@ def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
         raise ValueError("the frozen graph has no conv node")
     _returning(g, outs)
     fn = torch._C._create_function_from_graph("convs", g)
-    return (lambda: fn(*feeds)), len(outs), feeds
+    return (lambda: fn(*feeds)), len(outs), touched
 
 
 def _touch_before_first_use(graph, value, blocked: bool) -> bool:
@@ -198,7 +208,7 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     import torch
 
     inputs, outputs = _capture(frozen, x)
-    convs, n, conv_feeds = _conv_pass(frozen, inputs, touch)
+    convs, n, conv_touched = _conv_pass(frozen, inputs, touch)
     g = frozen.graph.copy()
     nodes = _cut(g)
     fed = []
@@ -210,6 +220,11 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     for node in reversed(nodes):
         node.destroy()
     torch._C._jit_pass_dce(g)
-    touched = [t for v, t in zip(fed, outputs) if touch and _touch_before_first_use(g, v, t.is_mkldnn)]
+    touched = [t for v, t in zip(fed, outputs)
+               if touch and _touchable(t) and _touch_before_first_use(g, v, t.is_mkldnn)]
     rem = _function(g, "remainder")
-    return GraphParts(convs, _touches(conv_feeds if touch else []), lambda: rem(x, *outputs), _touches(touched), n)
+    parts = GraphParts(convs, _touches(conv_touched), lambda: rem(x, *outputs), _touches(touched), n)
+    with torch.no_grad():  # each part once, here: one that cannot run (an in-place touch refused) falls back now
+        for fn in (parts.convs, parts.conv_touches, parts.remainder, parts.remainder_touches):
+            fn()
+    return parts

@@ -107,3 +107,25 @@ def test_the_conv_pass_is_not_dead_code_where_the_graph_keeps_dense_convs():
             assert parts.convs() == (False, False)
         ran = torch.jit.last_executed_optimized_graph()
     assert sum(n.kind() == "aten::conv1d" for n in ran.nodes()) == 2
+
+
+def test_an_input_whose_elements_share_memory_is_left_cold_not_refused():
+    """An in-place touch of an expanded view raises ("more than one element ... refers to a single memory
+    location"); such an input is read as it is, and the others are still touched."""
+
+    class Expand(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Conv1d(4, 8, 3, padding=1), nn.Conv1d(8, 8, 1)
+
+        def forward(self, x):
+            return self.b(self.a(x.expand(3, -1, -1)).relu())
+
+    torch.manual_seed(0)
+    net, x = Expand(), torch.randn(1, 4, 32)
+    frozen = _frozen(net, x)
+    parts = cut_graph(frozen, x)  # runs each part once: it would raise here
+    with torch.no_grad():
+        assert parts.convs() == (False, False)
+        assert len(parts.conv_touches()) == 1  # the second conv's input, not the expanded one
+        assert torch.allclose(parts.remainder(), frozen(x), atol=1e-5)
