@@ -28,10 +28,11 @@
    the prediction falls back to it. For jit_mkldnn both parts come from its own frozen graph (model_jit):
    its conv nodes, in one graph call on their real inputs, and the graph without its conv and conversion
    nodes, fed their real outputs, each part's inputs touched just before their first use so they are read
-   hot as inside the graph (the touches timed alone in the same round and taken off); the conversions are the graph's to_mkldnn/to_dense nodes, timed by the
-   profiler. Only when the graph cannot be cut do eager stand-ins take their place: the convs in model
-   order on mkldnn_chained, and the to_mkldnn model with BatchNorm folded (torch.fx, as torch.jit.freeze
-   folds it), its ReLU6-like modules running the jit's flat in-place aten op.
+   hot as inside the graph (the touches timed alone in the same round and taken off); the conversions are
+   the graph's to_mkldnn/to_dense nodes, timed by the profiler. Only when the graph cannot be cut do eager
+   stand-ins take their place: the convs in model order on mkldnn_chained, and the to_mkldnn model with
+   BatchNorm folded (torch.fx, as torch.jit.freeze folds it), its ReLU6-like modules running the jit's flat
+   in-place aten op.
 
 Every timed loop carries the interference verdict of explorer.core.interference; a noisy loop is measured
 again (runner.MAX_ATTEMPTS) and kept marked. A ratio built on a noisy figure is uncertain, never a finding.
@@ -512,9 +513,17 @@ class ModeResult:
         return "noisy" in (self.conv_seq_quality, self.remainder_quality)
 
     @property
+    def agreement_noise(self) -> list[str]:
+        """Which noisy loops predicted/measured stands on (none: a ratio to read as a finding)."""
+        return [what for what, bad in (("the measured loop is noisy", self.noisy),
+                                       ("the loop of the convs in model order is noisy", self.conv_seq_quality == "noisy"),
+                                       ("the remainder or conversion loop is noisy", self.remainder_quality == "noisy"))
+                if bad]
+
+    @property
     def agreement_noisy(self) -> bool:
         """Predicted/measured stands on a noisy loop: a ratio to read as uncertain, not as a miss."""
-        return self.noisy or self.predicted_noisy
+        return bool(self.agreement_noise)
 
 
 @dataclass
@@ -1163,7 +1172,7 @@ def _run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, i
             # the forward, its remainder and its convs in model order, interleaved round by round
             parts, minus = {"remainder": rem_fn, "forward": prep.fn}, None
             gp = prep.graph_parts
-            if gp is not None and seq.sites[0][2].fn is gp.convs:  # each part's touches, taken off it
+            if gp is not None:  # the graph's own parts (seq is its conv pass): each part's touches, taken off it
                 parts = {"conv touches": gp.conv_touches, "remainder": rem_fn,
                          "remainder touches": gp.remainder_touches, "forward": prep.fn}
                 minus = {"convs": "conv touches", "remainder": "remainder touches"}

@@ -483,11 +483,7 @@ class ModelView(QWidget):
                 "the convs the prediction takes: " + (r.conv_seq_note or "every conv of the model in its order, each "
                 "with its own tensors and the others in between, timed in rounds with this mode's forward"))
             if r.agreement_noisy:
-                cells[MODE_HEAD.index("pred/meas")].setToolTip(
-                    "uncertain: " + "; ".join(what for what, bad in (
-                        ("the measured loop is noisy", r.noisy),
-                        ("the loop of the convs in model order is noisy", r.conv_seq_quality == "noisy"),
-                        ("the remainder or conversion loop is noisy", r.remainder_quality == "noisy")) if bad))
+                cells[MODE_HEAD.index("pred/meas")].setToolTip("uncertain: " + "; ".join(r.agreement_noise))
             cells[MODE_HEAD.index("table conv ms")].setToolTip(
                 "the per-layer table's convs, each timed alone (its weights and data stay hot in the caches "
                 "from call to call)")
