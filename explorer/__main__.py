@@ -1,6 +1,6 @@
 """`python -m explorer` runs the command line."""
 
-from explorer.cli import main
+from explorer.launch import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -15,7 +15,7 @@ def f32_block() -> int:
     (descriptor, trace, bytes) with an expectation computed on its own. The machine changes between
     sessions: never hard-code 16.
     """
-    from explorer.core import machine
+    from explorer.core.measure import machine
 
     flags = machine.cpu_flags()
     if "avx512f" in flags:

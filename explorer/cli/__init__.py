@@ -1,8 +1,9 @@
 """The command line: the same core as the desktop app, with no display needed.
 
-One module per command group (run, inspect_cmds, sweep, compare), each with `add_parsers(sub)` and
-`COMMANDS`; what they share is in `common`. This module only composes them: no command module imports
-it, so there is no import circle.
+One module per command group (run, gui, inspect_cmds, sweep, compare, model), each with `add_parsers(sub)`
+and `COMMANDS`; what they share is in `common`. This module only composes them: no command module imports
+it, so there is no import circle. `gui` is parsed here but opened by explorer.launch (the console script),
+so the command line never imports Qt.
 
 Bad input anywhere exits 2 with one line on stderr and no traceback. Ctrl+C or SIGTERM during a run
 keeps every finished row in the CSV (written atomically after each row) and exits 130.
@@ -15,10 +16,10 @@ import signal
 import sys
 
 from explorer import __version__
-from explorer.cli import compare, inspect_cmds, model, run, sweep
+from explorer.cli import compare, gui, inspect_cmds, model, run, sweep
 from explorer.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, Terminated, UsageError
 
-GROUPS = (run, inspect_cmds, sweep, compare, model)
+GROUPS = (run, gui, inspect_cmds, sweep, compare, model)
 COMMANDS = {name: fn for g in GROUPS for name, fn in g.COMMANDS.items()}
 
 
@@ -35,8 +36,11 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
+    """Run one command; `handlers` adds commands whose code lives above the CLI (explorer.launch: `gui`)."""
     from explorer.core.errors import ExplorerError
+
+    commands = {**COMMANDS, **(handlers or {})}
 
     parser = build_parser()
     try:
@@ -47,9 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_BAD_INPUT
+    if args.command not in commands:
+        print(f"mkldnn-explorer {args.command}: run it as `mkldnn-explorer {args.command}` or `python -m explorer "
+              f"{args.command}`.", file=sys.stderr)
+        return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
     try:
-        return COMMANDS[args.command](args) or 0
+        return commands[args.command](args) or 0
     except (ExplorerError, UsageError, argparse.ArgumentTypeError) as e:
         print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

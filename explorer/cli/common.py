@@ -29,7 +29,7 @@ class Terminated(BaseException):
 
 # ---- argument types ---------------------------------------------------------------------------------
 def paths_arg(text: str) -> tuple[str, ...]:
-    from explorer.core.runner import expand_paths
+    from explorer.core.jobs.options import expand_paths
 
     return expand_paths(text)
 
@@ -83,9 +83,8 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
 
 
 def run_options(args):
-    from explorer.core.runner import RunOptions
-
-    from explorer.core.allocator import env_for
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.measure.allocator import env_for
 
     opts = RunOptions(
         paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
@@ -96,14 +95,14 @@ def run_options(args):
 
 
 def measured_events(kind: str, *args, allocator: str, **kwargs):
-    """A core job's events from the measuring process (explorer.core.measuring), as the window gets them."""
-    from explorer.core import measuring
+    """A core job's events from the measuring process (explorer.core.process.measuring), as the window gets them."""
+    from explorer.core.process import measuring
 
     return measuring.events(kind, *args, allocator=allocator, **kwargs)
 
 
 def allocator_note(allocator: str) -> str:
-    from explorer.core.allocator import reproduce_hint
+    from explorer.core.measure.allocator import reproduce_hint
 
     return f"allocator: {allocator}; to reproduce a figure in your own script: {reproduce_hint(allocator)}"
 
@@ -113,8 +112,8 @@ def open_timeline(args):
     path = getattr(args, "timeline", None)
     if not path:
         return None
-    from explorer.core.results import check_writable
-    from explorer.core.timeline import Timeline
+    from explorer.core.report.results import check_writable
+    from explorer.core.report.timeline import Timeline
 
     check_writable(path, overwrite=getattr(args, "force", False))
     return Timeline()
@@ -133,7 +132,7 @@ def close_timeline(timeline, args, quiet: bool) -> None:
 
 
 def spec_from(args):
-    from explorer.core.spec import parse_descriptor, parse_dtype
+    from explorer.core.problem.spec import parse_descriptor, parse_dtype
 
     dtype = parse_dtype(args.dtype) if args.dtype else None
     return parse_descriptor(args.desc, dtype=dtype, bias=False if args.no_bias else None)

@@ -16,7 +16,7 @@ def add_parsers(sub) -> None:
 
 # ---- compare ----------------------------------------------------------------------------------------
 def cmd_compare(args) -> int:
-    from explorer.core.compare import KEY_COLUMNS, SPEEDUP_DEFINITION, compare_csv
+    from explorer.core.report.compare import KEY_COLUMNS, SPEEDUP_DEFINITION, compare_csv
 
     c = compare_csv(args.a, args.b)
     if args.json:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import fmt as _fmt, paths_arg, plural, spec_from
+from explorer.cli.common import fmt as _fmt
+from explorer.cli.common import paths_arg, plural, spec_from
 
 
 def add_parsers(sub) -> None:
@@ -34,7 +35,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_info(args) -> int:
-    from explorer.core import machine
+    from explorer.core.measure import machine
 
     if not args.no_peak and not args.json:
         print("measuring the peak (cached afterwards) ...", file=sys.stderr, flush=True)
@@ -80,8 +81,8 @@ def cmd_layout(args) -> int:
     for opt in ("dims", "offset"):
         if getattr(args, opt):
             raise InputError(f"--{opt} goes with --tag, not with a descriptor.", opt)
-    from explorer.core.path_layouts import inspect_path
-    from explorer.core.runner import validate_paths
+    from explorer.core.jobs.options import validate_paths
+    from explorer.core.layout.path_layouts import inspect_path
 
     args.no_bias = False
     spec = spec_from(args)
@@ -90,7 +91,7 @@ def cmd_layout(args) -> int:
     if args.json:
         print(json.dumps(ins.to_dict(), indent=1))
         return 0
-    from explorer.core.memory import fmt_bytes
+    from explorer.core.problem.memory import fmt_bytes
 
     print(f"{spec.descriptor()}  dtype={spec.dtype}  path={path}")
     for role, t in ins.tensors.items():
@@ -112,8 +113,8 @@ def cmd_layout(args) -> int:
 
 def _layout_of_tag(args) -> int:
     from explorer.core.errors import InputError
-    from explorer.core.layout import layout_from_tag
-    from explorer.core.spec import parse_dtype
+    from explorer.core.layout.tags import layout_from_tag
+    from explorer.core.problem.spec import parse_dtype
 
     if not args.dims:
         raise InputError("--tag needs --dims, e.g. --dims 2,17,5,4.", "dims")
@@ -144,8 +145,8 @@ def _layout_of_tag(args) -> int:
 
 
 def cmd_trace(args) -> int:
-    from explorer.core.path_layouts import inspect_path
-    from explorer.core.paths import Tensors, is_unsupported, one_line
+    from explorer.core.layout.path_layouts import inspect_path
+    from explorer.core.paths.base import Tensors, is_unsupported, one_line
 
     spec = spec_from(args)
     paths = paths_arg(args.paths)

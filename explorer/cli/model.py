@@ -15,15 +15,23 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli.common import (add_allocator_option, allocator_note, fmt as _fmt, int_arg, measured_events, paths_arg,
-                                 positive_float, positive_int_arg)
-from explorer.core.model_drift import drift_label
+from explorer.cli.common import (
+    add_allocator_option,
+    allocator_note,
+    int_arg,
+    measured_events,
+    paths_arg,
+    positive_float,
+    positive_int_arg,
+)
+from explorer.cli.common import fmt as _fmt
+from explorer.core.model.drift import drift_label
 
 COMMANDS: dict = {}
 
 
 def add_parsers(sub) -> None:
-    from explorer.core.model import DEFAULT_MODE_BUDGET_MS, MODES
+    from explorer.core.model.planner import DEFAULT_MODE_BUDGET_MS, MODES
 
     p = sub.add_parser(
         "model", help="plan a whole model: per-layer paths, end-to-end modes measured and predicted",
@@ -50,7 +58,7 @@ def add_parsers(sub) -> None:
 
 
 def _modes_arg(text: str) -> tuple[str, ...]:
-    from explorer.core.model import MODES
+    from explorer.core.model.planner import MODES
 
     if text.strip() == "all":
         return MODES
@@ -58,15 +66,22 @@ def _modes_arg(text: str) -> tuple[str, ...]:
 
 
 def cmd_model(args) -> int:
-    from explorer.core.interference import warning_line
-    from explorer.core.model import (
-        ModelCsvSink, ModelFinished, ModelOptions, ModelStarted, ModeFinished, ModeStarted, iter_model,
-        layer_path_row, parse_input, report_rows,
+    from explorer.core.jobs.events import PathFinished, PointSkipped, PointStarted
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.measure.interference import warning_line
+    from explorer.core.model.planner import (
+        ModeFinished,
+        ModelCsvSink,
+        ModelFinished,
+        ModelOptions,
+        ModelStarted,
+        ModeStarted,
+        layer_path_row,
+        parse_input,
+        report_rows,
     )
-    from explorer.core.results import check_writable
-    from explorer.core.runner import PathFinished, RunOptions
-    from explorer.core.spec import parse_dtype
-    from explorer.core.sweep import PointSkipped, PointStarted
+    from explorer.core.problem.spec import parse_dtype
+    from explorer.core.report.results import check_writable
 
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
     shape = parse_input(args.input)
@@ -123,7 +138,7 @@ def cmd_model(args) -> int:
             if warn:
                 print(warn)
             print()
-            from explorer.core.model import mode_line
+            from explorer.core.model.planner import mode_line
 
             for r in report.modes:
                 print(mode_line(r))
@@ -151,7 +166,7 @@ def format_layers(report) -> str:
         for p in s.results:
             if p not in paths:
                 paths.append(p)
-    from explorer.core.model import CHAINED_PATH
+    from explorer.core.model.planner import CHAINED_PATH
 
     chained = any(s.chained is not None for s in report.layers)  # jit_mkldnn's per-layer time, not a contender
     head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), *((f"{CHAINED_PATH} ms",) if chained else ()),

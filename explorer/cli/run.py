@@ -1,4 +1,4 @@
-"""`run` (one convolution over the paths, a table and a CSV) and `gui` (the desktop app)."""
+"""`run`: one convolution over the paths, a table and a CSV."""
 
 from __future__ import annotations
 
@@ -6,10 +6,19 @@ import json
 import sys
 
 from explorer.cli.common import (
-    add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline, ratio_text, run_options,
+    add_run_options,
+    allocator_note,
+    close_timeline,
+    measured_events,
+    open_timeline,
+    ratio_text,
+    run_options,
     spec_from,
 )
-from explorer.core.interference import warning_line
+from explorer.cli.common import (
+    fmt as _fmt,
+)
+from explorer.core.measure.interference import warning_line
 
 
 def add_parsers(sub) -> None:
@@ -19,30 +28,11 @@ def add_parsers(sub) -> None:
                    help="only list the problem (like benchdnn --mode=L): dims, left/right pads, outputs, op counts")
     add_run_options(p)
 
-    p = sub.add_parser("gui", help="open the desktop app (optionally run, export and exit)")
-    p.add_argument("desc", nargs="?", default=None, help="benchdnn conv descriptor to open (default: the last one, or a preset)")
-    p.add_argument("--run", action="store_true", help="start the run as soon as the window opens")
-    p.add_argument("--screenshot", type=str, default=None, help="when the run ends, save a PNG of the whole window")
-    p.add_argument("--exit-when-done", action="store_true", help="exit when the run ends (prints event-loop stall p99/max)")
-    p.add_argument("--size", type=str, default="1440x900", help="window size WxH (default 1440x900)")
-    p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
-                   help="open the Sweep tab on this sweep of DESC (twice for a grid); with --run, run it")
-    p.add_argument("--batch", type=str, default=None, metavar="FILE",
-                   help="open the Sweep tab on this batch file (or shipped name); with --run, run it")
-    p.add_argument("--theme", choices=("light", "dark"), default=None, help="colour theme (default: the last one)")
-    p.add_argument("--tab", choices=TABS, default=None,
-                   help="the tab to show: run, sweep, roofline, compare or model (default: run, or sweep with --vary/--batch)")
-    add_run_options(p)
-
-
-TABS = ("run", "sweep", "roofline", "compare", "model")  # the window's tabs, by their titles
-
 
 def cmd_run(args) -> int:
-    from explorer.core.results import CsvSink, check_writable
-    from explorer.core.runner import PathFinished, PathRetry, PathStarted
-
-    from explorer.core.memory import check_memory
+    from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted
+    from explorer.core.problem.memory import check_memory
+    from explorer.core.report.results import CsvSink, check_writable
 
     if args.list:
         return _list_one(args)
@@ -90,8 +80,8 @@ def cmd_run(args) -> int:
 
 
 def _list_one(args) -> int:
-    from explorer.core.listing import Entry, format_entry
-    from explorer.core.spec import parse_descriptor, parse_dtype
+    from explorer.core.problem.listing import Entry, format_entry
+    from explorer.core.problem.spec import parse_descriptor, parse_dtype
 
     dtype = parse_dtype(args.dtype) if args.dtype else None
     spec = parse_descriptor(args.desc, dtype=dtype, bias=False if args.no_bias else None, sizes=False)
@@ -104,7 +94,7 @@ def _list_one(args) -> int:
 
 
 def format_table(results) -> str:
-    from explorer.core.memory import fmt_bytes
+    from explorer.core.problem.memory import fmt_bytes
 
     base = {r.spec.desc + r.spec.dtype: r for r in results if r.path == "dense" and r.status == "ok"}
     head = ("path", "status", "median ms", "IQR ms", "GFLOP/s", "vs dense", "oneDNN/reorder/rest ms", "max err",
@@ -135,12 +125,4 @@ def format_table(results) -> str:
 
 
 
-def cmd_gui(args) -> int:
-    from explorer.gui.app import run_gui  # imports Qt only when the window is asked for
-
-    return run_gui(args)
-
-
-
-
-COMMANDS = {"run": cmd_run, "gui": cmd_gui}
+COMMANDS = {"run": cmd_run}

@@ -10,10 +10,21 @@ import json
 import sys
 
 from explorer.cli.common import (
-    EXIT_BAD_INPUT, add_run_options, allocator_note, close_timeline, fmt as _fmt, measured_events, open_timeline,
-    positive_int_arg, ratio_text, run_options, spec_from,
+    EXIT_BAD_INPUT,
+    add_run_options,
+    allocator_note,
+    close_timeline,
+    measured_events,
+    open_timeline,
+    positive_int_arg,
+    ratio_text,
+    run_options,
+    spec_from,
 )
-from explorer.core.interference import warning_line
+from explorer.cli.common import (
+    fmt as _fmt,
+)
+from explorer.core.measure.interference import warning_line
 
 COMMANDS: dict = {}
 
@@ -53,10 +64,8 @@ def _eta(s: float | None) -> str:
 
 def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bool = False) -> int:
     """Run points through iter_points, writing each row as it finishes; print the table at the end."""
-    from explorer.core.runner import PathFinished
-    from explorer.core.results import CsvSink
-    from explorer.core.runner import PathRetry
-    from explorer.core.sweep import PointSkipped, PointStarted
+    from explorer.core.jobs.events import PathFinished, PathRetry, PointSkipped, PointStarted
+    from explorer.core.report.results import CsvSink
 
     opts = run_options(args)
     timeline = open_timeline(args)
@@ -107,7 +116,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
         if not quiet and table:
             print(_format_table(label_cols, table, dense))
             if totals and brief:
-                from explorer.core.batch import batch_summary
+                from explorer.core.problem.batch import batch_summary
 
                 print("\n".join(batch_summary(brief, "dense").lines()))
             warn = warning_line(quality_rows)
@@ -122,7 +131,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
         if totals:
             from dataclasses import asdict
 
-            from explorer.core.batch import batch_summary
+            from explorer.core.problem.batch import batch_summary
 
             summ = batch_summary(json_rows, "dense")
             out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
@@ -159,8 +168,8 @@ def _format_table(label_cols: tuple[str, ...], table: list[tuple], dense: dict) 
 
 # ---- sweep ------------------------------------------------------------------------------------------
 def cmd_sweep(args) -> int:
-    from explorer.core.results import check_writable
-    from explorer.core.sweep import given_keys, parse_varies, plan_sweep
+    from explorer.core.problem.sweep_plan import given_keys, parse_varies, plan_sweep
+    from explorer.core.report.results import check_writable
 
     varies = parse_varies(args.vary)
     spec = spec_from(args)
@@ -188,9 +197,9 @@ def _run_options_check(args) -> None:
 
 # ---- batch ------------------------------------------------------------------------------------------
 def cmd_batch(args) -> int:
-    from explorer.core.batch import load_batch
-    from explorer.core.results import check_writable
-    from explorer.core.spec import parse_dtype
+    from explorer.core.problem.batch import load_batch
+    from explorer.core.problem.spec import parse_dtype
+    from explorer.core.report.results import check_writable
 
     dtype = parse_dtype(args.dtype) if args.dtype else None
     if args.list:
@@ -222,7 +231,7 @@ def cmd_batch(args) -> int:
 
 
 def _list_batch(batch, as_json: bool) -> int:
-    from explorer.core.listing import format_entry, list_batch, summary
+    from explorer.core.problem.listing import format_entry, list_batch, summary
 
     entries = list_batch(batch)
     info = summary(entries)

@@ -46,16 +46,16 @@ def parse_size(text: str) -> tuple[int, int]:
 
 def _check_inputs(args):
     """Everything a bad argument can break, checked before Qt starts. Raises SpecError/InputError."""
-    from explorer.core.results import check_writable
     from explorer.core.errors import InputError
-    from explorer.core.runner import RunOptions, expand_paths, validate_paths
-    from explorer.core.spec import parse_dtype
+    from explorer.core.jobs.options import RunOptions, expand_paths
+    from explorer.core.problem.spec import parse_dtype
+    from explorer.core.report.results import check_writable
 
     spec = None
     dtype = parse_dtype(args.dtype) if getattr(args, "dtype", None) else None
     bias = False if getattr(args, "no_bias", False) else None
     if args.desc:
-        from explorer.core.spec import parse_descriptor
+        from explorer.core.problem.spec import parse_descriptor
 
         spec = parse_descriptor(args.desc, dtype=dtype, bias=bias)
     paths = expand_paths(args.paths)
@@ -63,7 +63,7 @@ def _check_inputs(args):
     size = parse_size(args.size)
     varies = list(getattr(args, "vary", None) or [])
     if varies or getattr(args, "batch", None):
-        from explorer.core.sweep import parse_varies
+        from explorer.core.problem.sweep_plan import parse_varies
 
         if varies and args.batch:
             raise InputError("give --vary or --batch, not both.", "vary")
@@ -72,7 +72,7 @@ def _check_inputs(args):
                 raise InputError("--vary needs a descriptor to sweep (gui DESC --vary g=divisors).", "vary")
             parse_varies(varies)
         else:
-            from explorer.core.batch import load_batch
+            from explorer.core.problem.batch import load_batch
 
             load_batch(args.batch)
     force = getattr(args, "force", False)
@@ -218,14 +218,14 @@ def run_gui(args) -> int:
         return EXIT_BAD_INPUT
     spec, opts, (width, height), dtype, bias = _check_inputs(args)  # SpecError/InputError: the CLI prints them
     try:
-        import PySide6  # noqa: F401
         import pyqtgraph  # noqa: F401
+        import PySide6  # noqa: F401
     except ImportError as e:
         print(f"mkldnn-explorer gui: the desktop app needs PySide6 and pyqtgraph ({e}).", file=sys.stderr)
         return EXIT_BAD_INPUT
-    import explorer.core.runner  # noqa: F401 - load torch before the event loop runs, not inside it
     from PySide6.QtCore import QTimer
 
+    import explorer.core.jobs.run  # noqa: F401 - load torch before the event loop runs, not inside it
     from explorer.gui import measure
 
     measure.prestart()  # the measuring process imports torch while the window builds
@@ -292,7 +292,7 @@ def run_gui(args) -> int:
             else:
                 print(f"sweep: {len(rows)} rows ({sum(1 for r in rows if getattr(r, 'status', None) == 'ok')} ok)")
                 if sv.data.mode == "batch":
-                    from explorer.core.batch import batch_summary
+                    from explorer.core.problem.batch import batch_summary
 
                     print("\n".join(batch_summary(rows, sv.baseline_combo.currentText()).lines()))
         elif args.json:
@@ -300,7 +300,7 @@ def run_gui(args) -> int:
 
             print(json.dumps({"results": [r.row() for r in win.model.results]}, indent=1))
         else:
-            from explorer.core.interference import warning_line
+            from explorer.core.measure.interference import warning_line
 
             for r in win.model.results:
                 noisy = r.status == "ok" and r.quality == "noisy"

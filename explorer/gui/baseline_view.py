@@ -25,8 +25,16 @@ import os
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
-    QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 
 from explorer.core.errors import ExplorerError
@@ -255,7 +263,7 @@ class BaselineView(QWidget):
 
     def open_csv(self, path) -> bool:
         """Load a results CSV as a baseline. A bad file is reported (its line named); nothing loaded is lost."""
-        from explorer.core.results import read_csv
+        from explorer.core.report.results import read_csv
 
         try:
             rows = read_csv(path)
@@ -315,7 +323,7 @@ class BaselineView(QWidget):
 
     # ---- comparison -------------------------------------------------------------------------------------
     def refresh(self) -> None:
-        from explorer.core.compare import compare_rows
+        from explorer.core.report.compare import compare_rows
 
         a, b = self.a_combo.currentText(), self.b_combo.currentText()
         if not a or a not in self.baselines:

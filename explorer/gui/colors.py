@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 
-from explorer.core.paths import ALL_PATHS as PATHS
+from explorer.core.paths.base import ALL_PATHS as PATHS
 
 PATH_COLORS = {
     "dense": "#4C72B0",  # blue

@@ -8,7 +8,7 @@
   holds; padding cells are grey.
 
 Hovering a cell in either pane highlights the same element in the other and shows its offset formula.
-Everything is built with numpy from :class:`explorer.core.layout.Layout` (no per-element Python loop) and
+Everything is built with numpy from :class:`explorer.core.layout.tags.Layout` (no per-element Python loop) and
 drawn as two uint8 ImageItems with a fixed lookup table; big tensors are sliced to ``CELL_LIMIT`` cells.
 """
 
@@ -23,7 +23,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
-from explorer.core.layout import Layout
+from explorer.core.layout.tags import Layout
 from explorer.gui.widgets import ElidedLabel, FlowLayout
 
 __all__ = ["LayoutView", "LayoutPicture", "HoverInfo", "build_picture", "CELL_LIMIT", "PHYS_LIMIT"]

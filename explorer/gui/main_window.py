@@ -12,8 +12,21 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QApplication, QDockWidget, QFileDialog, QHeaderView, QLabel, QMainWindow, QMessageBox,
-    QProgressBar, QScrollArea, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from explorer.core.errors import ExplorerError
@@ -76,34 +89,26 @@ def _scrolled(w: QWidget) -> QScrollArea:
 
 
 def _make_layout_view():
-    try:
-        from explorer.gui.layout_view import LayoutView
-    except ImportError:
-        return None
+    from explorer.gui.layout_view import LayoutView  # a broken view fails the window, not silently its tab
+
     return LayoutView()
 
 
 def _make_sweep_view():
-    try:
-        from explorer.gui.sweep_view import SweepView
-    except ImportError:
-        return None
+    from explorer.gui.sweep_view import SweepView  # a broken view fails the window, not silently its tab
+
     return SweepView()
 
 
 def _make_trace_view():
-    try:
-        from explorer.gui.trace_view import TraceView
-    except ImportError:
-        return None
+    from explorer.gui.trace_view import TraceView  # a broken view fails the window, not silently its tab
+
     return TraceView()
 
 
 def _make_model_view():
-    try:
-        from explorer.gui.model_view import ModelView
-    except ImportError:
-        return None
+    from explorer.gui.model_view import ModelView  # a broken view fails the window, not silently its tab
+
     return ModelView()
 
 
@@ -502,7 +507,7 @@ class MainWindow(QMainWindow):
 
     def _update_quality(self) -> None:
         """The line above the charts: how many rows another program disturbed, the worst cause, what helps."""
-        from explorer.core.interference import ADVICE
+        from explorer.core.measure.interference import ADVICE
 
         rows = [r for r in self.model.results if r.status == "ok"]
         noisy = [r for r in rows if getattr(r, "quality", "") == "noisy"]
@@ -551,7 +556,7 @@ class MainWindow(QMainWindow):
         elide, nor a header such as "vs baseline"). A row that did not run spans its reason over the numbers."""
         from PySide6.QtGui import QFont, QFontMetrics
 
-        from explorer.core.paths import PATHS
+        from explorer.core.paths.base import PATHS
         from explorer.gui.results_model import REASON_COLUMN
 
         fm = QFontMetrics(self.table.font())
@@ -702,7 +707,7 @@ class MainWindow(QMainWindow):
                 if r is None:
                     self.trace_view.set_trace([], None, "")
                 else:
-                    from explorer.core.trace import TraceSummary
+                    from explorer.core.trace.onednn import TraceSummary
 
                     prims = list(r.trace or [])
                     self.trace_view.set_trace(prims, TraceSummary.from_primitives(prims) if prims else None, title)
@@ -732,7 +737,7 @@ class MainWindow(QMainWindow):
         self._apply_peaks()
 
     def _cached_peaks(self, threads) -> None:
-        from explorer.core import machine
+        from explorer.core.measure import machine
 
         for t in threads:
             if t in self.peaks:
@@ -848,7 +853,7 @@ class MainWindow(QMainWindow):
 
     def export_csv(self, path: str | None = None, ask: bool = True, which: str | None = None) -> bool:
         """The Run table's rows, or (which="sweep", or on the Sweep tab) the last sweep's rows, as CSV."""
-        from explorer.core.results import write_rows
+        from explorer.core.report.results import write_rows
 
         which = which or ("sweep" if self._sweep_tab_current() else "run")
         rows = self.sweep_view.results() if (which == "sweep" and self.sweep_view is not None) else self.model.results
@@ -868,8 +873,8 @@ class MainWindow(QMainWindow):
         return True
 
     def export_timeline(self, path: str | None = None, ask: bool = True) -> bool:
-        """The finished rows as a Chrome trace-event JSON timeline (explorer.core.timeline)."""
-        from explorer.core.timeline import Timeline
+        """The finished rows as a Chrome trace-event JSON timeline (explorer.core.report.timeline)."""
+        from explorer.core.report.timeline import Timeline
 
         if path is None:
             path = self._ask_path("Export timeline", "Trace-event JSON (*.json)", "timeline.json")
@@ -932,7 +937,7 @@ class MainWindow(QMainWindow):
         return o
 
     def save_session(self, path: str | None = None, ask: bool = True) -> bool:
-        from explorer.core.session import save_session
+        from explorer.core.session.store import save_session
 
         spec = (self.run_spec if self.model.rowCount() else None) or self.panel.spec or self.run_spec
         if spec is None:
@@ -954,7 +959,7 @@ class MainWindow(QMainWindow):
         return True
 
     def open_session(self, path: str | None = None) -> bool:
-        from explorer.core.session import load_session
+        from explorer.core.session.store import load_session
 
         if self.running:
             return False
@@ -1056,7 +1061,7 @@ class MainWindow(QMainWindow):
         if restore_spec:
             desc = s.value("spec/desc", "")
             if desc:
-                from explorer.core.spec import parse_descriptor
+                from explorer.core.problem.spec import parse_descriptor
 
                 try:
                     spec = parse_descriptor(str(desc), dtype=str(s.value("spec/dtype", "f32")),

@@ -1,19 +1,19 @@
-"""The window's measurements run in the measuring child processes of explorer.core.measuring.
+"""The window's measurements run in the measuring child processes of explorer.core.process.measuring.
 
 The window never shares a GIL with the timing loop, and it asks for paced jobs: the child waits at each
-burst boundary until the window has drawn that burst (see explorer.core.child), so the window's drawing
+burst boundary until the window has drawn that burst (see explorer.core.process.child), so the window's drawing
 never lands inside a sample and the child needs no lower priority.
 """
 
 from __future__ import annotations
 
-from explorer.core.measuring import ack, cancel, in_child, kill, prestart, shutdown  # noqa: F401
+from explorer.core.process.measuring import ack, cancel, in_child, kill, prestart, shutdown  # noqa: F401
 
 IN_CHILD = in_child()
 
 
 def events(kind: str, *args, cancel, allocator=None, **kwargs):
-    from explorer.core import measuring
+    from explorer.core.process import measuring
 
     return measuring.events(kind, *args, cancel=cancel, allocator=allocator, pace=IN_CHILD, in_process=not IN_CHILD,
                             **kwargs)

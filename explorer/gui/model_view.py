@@ -22,12 +22,24 @@ import traceback
 from PySide6.QtCore import QRect, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
-    QSplitter, QStyledItemDelegate, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QStyledItemDelegate,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from explorer.core.errors import ExplorerError
-from explorer.core.model_drift import drift_label
+from explorer.core.model.drift import drift_label
 from explorer.gui import measure
 from explorer.gui.colors import path_color
 from explorer.gui.worker import MeasureWorker, ThreadController
@@ -91,9 +103,8 @@ class ModelWorker(MeasureWorker):
 
     @Slot()
     def run(self) -> None:
-        from explorer.core.model import ModelFinished, ModelStarted, ModeFinished, ModeStarted
-        from explorer.core.runner import PathFinished, PathStarted, Samples
-        from explorer.core.sweep import PointStarted
+        from explorer.core.jobs.events import PathFinished, PathStarted, PointStarted, Samples
+        from explorer.core.model.planner import ModeFinished, ModelFinished, ModelStarted, ModeStarted
 
         cancelled = False
         current = -1
@@ -169,8 +180,8 @@ class ModelView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("modelView")
-        from explorer.core.model import DEFAULT_MODE_BUDGET_MS
-        from explorer.core.runner import RunOptions
+        from explorer.core.jobs.options import RunOptions
+        from explorer.core.model.planner import DEFAULT_MODE_BUDGET_MS
 
         self.opts = RunOptions(budget_ms=300.0)
         self.mode_budget_ms = DEFAULT_MODE_BUDGET_MS
@@ -302,7 +313,7 @@ class ModelView(QWidget):
         return self.controller.running
 
     def run(self) -> bool:
-        from explorer.core.model import ModelOptions, parse_input
+        from explorer.core.model.planner import ModelOptions, parse_input
 
         if self.controller.running:
             return False
@@ -389,7 +400,7 @@ class ModelView(QWidget):
         return ordered(seen)
 
     def _fill_layers(self) -> None:
-        from explorer.core.model import summarize_layer
+        from explorer.core.model.planner import summarize_layer
 
         if self.inv is None:
             return
@@ -449,7 +460,7 @@ class ModelView(QWidget):
             t.setColumnWidth(c, min(t.columnWidth(c), caps.get(c, 110)))
 
     def _fill_modes(self, modes) -> None:
-        from explorer.core.model import MODE_LABEL
+        from explorer.core.model.planner import MODE_LABEL
 
         t = self.modes_table
         t.clearSpans()
@@ -516,7 +527,7 @@ class ModelView(QWidget):
     def export_csv(self, path: str | None = None) -> bool:
         import os
 
-        from explorer.core.model import report_rows, write_model_csv
+        from explorer.core.model.planner import report_rows, write_model_csv
 
         if self.report is None:
             return False

@@ -13,13 +13,24 @@ from importlib import resources
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-    QSizePolicy, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
 from explorer.core.errors import ExplorerError, SpecError
-from explorer.core.paths import ALL_PATHS, PATH_HELP, PATHS
-from explorer.core.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
+from explorer.core.paths.base import ALL_PATHS, PATH_HELP, PATHS
+from explorer.core.problem.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
 from explorer.gui.colors import path_color
 
 # (row label, h-field, w-field or None, row tooltip)
@@ -217,7 +228,7 @@ class ParamPanel(QWidget):
         self.budget_spin.setToolTip("Time budget per path; timing stops earlier once the median is known to 0.5%.")
         self.budget_spin.valueChanged.connect(self._on_field_edited)
         f2.addRow("budget / path", self.budget_spin)
-        from explorer.core.allocator import ALLOCATORS, DEFAULT_ALLOCATOR, available
+        from explorer.core.measure.allocator import ALLOCATORS, DEFAULT_ALLOCATOR, available
 
         self.allocator_combo = QComboBox()
         self.allocator_combo.setObjectName("allocator")
@@ -349,7 +360,7 @@ class ParamPanel(QWidget):
         }
 
     def run_options(self):
-        from explorer.core.runner import RunOptions
+        from explorer.core.jobs.options import RunOptions
 
         o = self.options()
         return RunOptions(paths=tuple(o["paths"]), threads=o["threads"], budget_ms=o["budget_ms"], trace=o["trace"],
@@ -479,8 +490,8 @@ class ParamPanel(QWidget):
         ).normalized()
 
     def _validate(self, update_desc: bool = False) -> None:
-        from explorer.core.memory import check_memory
-        from explorer.core.runner import validate_paths
+        from explorer.core.jobs.options import validate_paths
+        from explorer.core.problem.memory import check_memory
 
         try:
             spec = self._read_fields().validate()

@@ -7,7 +7,7 @@ import math
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from explorer.core.paths import PATH_HELP
+from explorer.core.paths.base import PATH_HELP
 from explorer.gui.colors import qcolor
 
 SORT_ROLE = Qt.UserRole + 1

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVB
 
 from explorer.gui.colors import ordered, path_color, theme
 from explorer.gui.export import export_plot
-from explorer.gui.sweep_charts import _HoverLabel, _nearest, log_axes
+from explorer.gui.sweep_charts import HoverLabel, nearest, log_axes
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 
@@ -94,7 +94,7 @@ class RooflineView(QWidget):
         self.layout_widget.addItem(self.definition, row=1, col=0)
         self.note = pg.TextItem("", color="#b3261e", anchor=(0.5, 0.5))
         self.plot.addItem(self.note, ignoreBounds=True)
-        self.hover = _HoverLabel(self.plot, self._lookup)
+        self.hover = HoverLabel(self.plot, self._lookup)
         self._hover_pts = (np.empty(0), np.empty(0), [])
         self._items: list = []
 
@@ -122,7 +122,7 @@ class RooflineView(QWidget):
 
     def reload_peak(self) -> None:
         """The cached peak for this CPU and thread count (never measures)."""
-        from explorer.core import machine
+        from explorer.core.measure import machine
 
         try:
             p = machine.peak(allow_measure=False)
@@ -137,7 +137,7 @@ class RooflineView(QWidget):
     def measure_peak(self) -> bool:
         if self.is_measuring():
             return False
-        from explorer.core import machine
+        from explorer.core.measure import machine
         from explorer.gui.worker import CallWorker
 
         self._peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
@@ -173,8 +173,12 @@ class RooflineView(QWidget):
 
     # ---- drawing ----------------------------------------------------------------------------------------
     def redraw(self) -> None:
-        from explorer.core.roofline import (
-            AI_DEFINITION, ATTAINABLE_DEFINITION, BYTES_DEFINITION, TRAFFIC_DEFINITION, roofline,
+        from explorer.core.report.roofline import (
+            AI_DEFINITION,
+            ATTAINABLE_DEFINITION,
+            BYTES_DEFINITION,
+            TRAFFIC_DEFINITION,
+            roofline,
         )
 
         t = theme(self._theme)
@@ -295,7 +299,7 @@ class RooflineView(QWidget):
 
     def _lookup(self, view_pos, scene_pos):
         xs, ys, texts = self._hover_pts
-        i = _nearest(self.plot.getViewBox(), scene_pos, xs, ys)
+        i = nearest(self.plot.getViewBox(), scene_pos, xs, ys)
         if i is None:
             return None
         return texts[i], QPointF(float(xs[i]), float(ys[i]))

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from explorer.core.paths import PATH_HELP, PATHS
+from explorer.core.paths.base import PATH_HELP, PATHS
 from explorer.gui.colors import ordered, path_color, qcolor, theme
 from explorer.gui.timing_chart import cache_static_items
 

@@ -15,7 +15,6 @@ never per event, so thousands of points stay smooth.
 from __future__ import annotations
 
 import functools
-
 import math
 from dataclasses import dataclass, field
 
@@ -25,8 +24,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
-from explorer.core.paths import PATHS
-from explorer.core.sweep import grid_shape, parse_label
+from explorer.core.paths.base import PATHS
+from explorer.core.problem.sweep_plan import grid_shape, parse_label
 from explorer.gui.colors import ordered, path_color, qcolor, theme
 
 METRICS = {"median_ms": "median time per call (ms)", "gflops": "GFLOP/s"}
@@ -207,7 +206,7 @@ class SweepData:
 
     def configure_from_rows(self, rows) -> None:
         """No sweep yet: take the shape of a saved CSV (its `vary` column, or its rows as layers)."""
-        from explorer.core.sweep import SweepPoint
+        from explorer.core.problem.sweep_plan import SweepPoint
 
         labels = [parse_label(r.get("vary") or "") for r in rows]
         if labels and all(len(v) == 1 for v in labels) and len({tuple(v) for v in labels}) == 1:
@@ -219,7 +218,7 @@ class SweepData:
                     pts.append(SweepPoint(len(pts), dict(v)))
             self.configure(pts, "line", paths=[r.get("path") for r in rows if r.get("path")])
         else:
-            from explorer.core.spec import parse_descriptor
+            from explorer.core.problem.spec import parse_descriptor
 
             pts, seen = [], set()
             for r in rows:
@@ -420,7 +419,7 @@ def _style_plot(plot: pg.PlotItem, widget: pg.PlotWidget, theme_name: str) -> No
         legend.setPen(pg.mkPen(t["grid"]))
 
 
-class _HoverLabel:
+class HoverLabel:
     """A text box in the plot that follows the mouse; `text` is what it shows (tests read it)."""
 
     def __init__(self, plot: pg.PlotItem, lookup):
@@ -490,7 +489,7 @@ def _line_style(color, n: int) -> dict:
             "symbolPen": pg.mkPen(color)}
 
 
-def _nearest(vb: pg.ViewBox, scene_pos: QPointF, xs: np.ndarray, ys: np.ndarray, max_px: float = 14.0) -> int | None:
+def nearest(vb: pg.ViewBox, scene_pos: QPointF, xs: np.ndarray, ys: np.ndarray, max_px: float = 14.0) -> int | None:
     """Index of the point nearest the mouse in pixels (within max_px), vectorised: thousands stay cheap."""
     if xs.size == 0:
         return None
@@ -610,7 +609,7 @@ class _ChartBase(QWidget):
         self._structure = None  # what the current items draw (see LineChart.redraw): same -> setData in place
         self._labels: dict[str, str] = {}
         self._title = self.title
-        self.hover = _HoverLabel(self.plot, self._lookup)
+        self.hover = HoverLabel(self.plot, self._lookup)
         self._hover_pts = (np.empty(0), np.empty(0), [])
         self.message = pg.TextItem("", color="#5f6368", anchor=(0.5, 0.5))
         self.plot.addItem(self.message, ignoreBounds=True)
@@ -692,7 +691,7 @@ class _ChartBase(QWidget):
 
     def _lookup(self, view_pos, scene_pos):
         xs, ys, texts = self._hover_pts
-        i = _nearest(self.plot.getViewBox(), scene_pos, xs, ys)
+        i = nearest(self.plot.getViewBox(), scene_pos, xs, ys)
         if i is None:
             return None
         return _text(texts[i]), QPointF(float(xs[i]), float(ys[i]))

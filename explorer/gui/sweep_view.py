@@ -29,17 +29,33 @@ import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSizePolicy,
-    QSplitter, QStackedWidget, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from explorer.core.errors import ExplorerError, InputError
-from explorer.core.paths import PATHS
-from explorer.core.sweep import VARY_FIELDS, parse_vary, plan_sweep
+from explorer.core.paths.base import PATHS
+from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
 from explorer.gui.sweep_charts import (
-    LOG_FIELDS, BarChart, HeatmapChart, LineChart, SpeedupChart, SweepData, fmt_x,
+    LOG_FIELDS,
+    BarChart,
+    HeatmapChart,
+    LineChart,
+    SpeedupChart,
+    SweepData,
 )
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
@@ -93,14 +109,14 @@ def _eta(s: float | None) -> str:
 class SweepView(QWidget):
     started = Signal()
     finished = Signal(bool)  # True when stopped by the user
-    result_ready = Signal(object)  # explorer.core.results.Result, one per finished row
+    result_ready = Signal(object)  # explorer.core.report.results.Result, one per finished row
     status = Signal(str)
     baseline_requested = Signal(list, str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("sweepView")
-        from explorer.core.runner import RunOptions
+        from explorer.core.jobs.options import RunOptions
 
         self._theme = "light"
         self.base = None
@@ -145,7 +161,7 @@ class SweepView(QWidget):
         self.field2.setToolTip("An optional second field: the full grid of both, drawn as a heatmap.")
         self.batch_combo = QComboBox()
         self.batch_combo.addItem(NO_BATCH)
-        from explorer.core.batch import shipped_batches
+        from explorer.core.problem.batch import shipped_batches
 
         for name in shipped_batches():
             self.batch_combo.addItem(name, name)
@@ -289,7 +305,7 @@ class SweepView(QWidget):
     def set_base(self, spec) -> None:
         """The problem every point starts from (a ConvSpec, or a descriptor string)."""
         if isinstance(spec, str):
-            from explorer.core.spec import parse_descriptor
+            from explorer.core.problem.spec import parse_descriptor
 
             spec = parse_descriptor(spec)
         self.base = spec
@@ -346,7 +362,7 @@ class SweepView(QWidget):
         self.values2.setEnabled(not batch_mode and self.field2.currentText() != NO_FIELD)
         self.batch = None
         if batch_mode:
-            from explorer.core.batch import load_batch
+            from explorer.core.problem.batch import load_batch
 
             try:
                 self.batch = load_batch(self.batch_combo.currentData())
@@ -450,7 +466,7 @@ class SweepView(QWidget):
 
     def _refused(self, paths) -> int:
         """Points the memory guard would refuse now (checked on the first 2,000: a preview, not a promise)."""
-        from explorer.core.memory import available_bytes, check_memory
+        from explorer.core.problem.memory import available_bytes, check_memory
 
         avail = available_bytes()
         if avail is None or not paths:
@@ -611,7 +627,7 @@ class SweepView(QWidget):
     # ---- saving: CSV, session, baseline -----------------------------------------------------------------
     def export_csv(self, path) -> bool:
         """Every row of the last sweep or batch (skipped points included) as CSV, the CLI's schema."""
-        from explorer.core.results import write_rows
+        from explorer.core.report.results import write_rows
 
         try:
             n = write_rows(path, self._results)
@@ -734,7 +750,7 @@ class SweepView(QWidget):
 
     def batch_summary(self):
         """core.batch.batch_summary of the rows shown (None outside a batch)."""
-        from explorer.core.batch import batch_summary
+        from explorer.core.problem.batch import batch_summary
 
         if self.data.mode != "batch":
             return None

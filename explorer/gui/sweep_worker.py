@@ -34,7 +34,7 @@ class SweepRow:
     not parse) and its CSV row (always set for skipped rows; None for results, use result.row())."""
 
     point_index: int
-    result: object = None  # explorer.core.results.Result
+    result: object = None  # explorer.core.report.results.Result
     row: dict | None = None
 
 
@@ -69,9 +69,17 @@ class SweepWorker(MeasureWorker):
 
     @Slot()
     def run(self) -> None:
-        from explorer.core.results import CsvSink
-        from explorer.core.runner import PathFinished, PathStarted, Samples
-        from explorer.core.sweep import PointFinished, PointSkipped, PointStarted, SweepFinished, SweepStarted
+        from explorer.core.jobs.events import (
+            PathFinished,
+            PathStarted,
+            PointFinished,
+            PointSkipped,
+            PointStarted,
+            Samples,
+            SweepFinished,
+            SweepStarted,
+        )
+        from explorer.core.report.results import CsvSink
 
         pending: list[SweepRow] = []
         state = {"t": 0.0, "progress": None, "live": None, "live_dirty": False, "point": -1, "label": ""}

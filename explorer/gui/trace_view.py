@@ -11,8 +11,9 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
-from explorer.core.layout import alias_of
-from explorer.core.trace import TraceSummary
+from explorer.core.layout.tags import alias_of
+from explorer.core.trace.onednn import TraceSummary
+from explorer.gui.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
 from explorer.gui.widgets import ElidedLabel
 
 __all__ = ["TraceView", "TraceTableModel", "TimeBar", "REORDER_TIP", "NO_PRIMITIVES_TEXT"]
@@ -27,24 +28,9 @@ NO_PRIMITIVES_TEXT = ("No oneDNN primitive ran: PyTorch's own kernels did this w
                       "to trace (the native path switches oneDNN off).")
 NO_TRACE_TEXT = "No trace yet.\n\nInspect a path to see the oneDNN primitives it runs, in order, with their times."
 
-CONV_COLOUR = QtGui.QColor("#3b7dd8")
-REORDER_COLOUR = QtGui.QColor("#ffb300")
-OTHER_COLOUR = QtGui.QColor("#9e9e9e")
 
 _PROP_SHORT = {"forward_training": "fwd training", "forward_inference": "fwd inference",
                "backward_data": "bwd data", "backward_weights": "bwd weights", "backward": "bwd", "undef": ""}
-
-
-def format_ms(t: float) -> str:
-    if t == 0:
-        return "0"
-    if t < 0.001:
-        return f"{t:.2e}"
-    if t < 1:
-        return f"{t:.4f}"
-    if t < 100:
-        return f"{t:.3f}"
-    return f"{t:.1f}"
 
 
 def _arg_text(p, name: str) -> str:
@@ -170,48 +156,6 @@ class TraceTableModel(QtCore.QAbstractTableModel):
         return None
 
 
-class TimeBar(QtWidgets.QWidget):
-    """A thin stacked horizontal bar: convolution | reorder | other time."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.segments: list[tuple[str, float, QtGui.QColor]] = []
-        self.setMinimumHeight(16)
-        self.setMaximumHeight(20)
-        self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Fixed)
-
-    def set_segments(self, segments) -> None:
-        self.segments = [(n, max(0.0, float(v)), c) for n, v, c in segments]
-        total = sum(v for _, v, _ in self.segments)
-        self.setToolTip("\n".join(f"{n}: {format_ms(v)} ms ({100 * v / total:.0f} %)" for n, v, _ in self.segments)
-                        if total > 0 else "no time recorded")
-        self.update()
-
-    def sizeHint(self):
-        return QtCore.QSize(300, 18)
-
-    def paintEvent(self, ev):
-        p = QtGui.QPainter(self)
-        p.setRenderHint(QtGui.QPainter.Antialiasing, False)
-        r = self.rect().adjusted(0, 1, -1, -2)
-        p.setPen(Qt.NoPen)
-        p.setBrush(self.palette().color(QtGui.QPalette.AlternateBase))
-        p.drawRect(r)
-        total = sum(v for _, v, _ in self.segments)
-        if total > 0:
-            x = float(r.left())
-            for _, v, c in self.segments:
-                w = r.width() * v / total
-                p.setBrush(c)
-                p.drawRect(QtCore.QRectF(x, r.top(), w, r.height()))
-                x += w
-        pen = QtGui.QPen(self.palette().color(QtGui.QPalette.Mid))
-        p.setPen(pen)
-        p.setBrush(Qt.NoBrush)
-        p.drawRect(r)
-        p.end()
-
-
 class TraceView(QtWidgets.QWidget):
     """The primitives one path ran (table) and where the time went (bar + summary line)."""
 
@@ -289,7 +233,7 @@ class TraceView(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------------------------------- API
     def set_trace(self, primitives: list | None, summary=None, title: str = "") -> None:
-        """Show `primitives` (explorer.core.trace.Primitive, in order). None = no trace yet; [] = the
+        """Show `primitives` (explorer.core.trace.onednn.Primitive, in order). None = no trace yet; [] = the
         path ran no oneDNN primitive. `summary` (TraceSummary) is computed from the primitives if absent."""
         self.title_label.setText(title)
         self.title_label.setVisible(bool(title))

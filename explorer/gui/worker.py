@@ -70,7 +70,7 @@ class RunWorker(MeasureWorker):
     path_started = Signal(str, int, int)  # path, index, total
     samples = Signal(str, object, int, float, float)  # path, new samples (ms, np.ndarray), n, elapsed_s, budget_s
     path_retry = Signal(str, int, str)  # path, attempt about to start, why the last loop was not trusted
-    path_finished = Signal(object)  # explorer.core.results.Result
+    path_finished = Signal(object)  # explorer.core.report.results.Result
 
     def __init__(self, spec, opts, csv_path=None, emit_interval_s: float = 0.05):
         super().__init__()
@@ -80,8 +80,8 @@ class RunWorker(MeasureWorker):
 
     @Slot()
     def run(self) -> None:
-        from explorer.core.results import CsvSink
-        from explorer.core.runner import PathFinished, PathRetry, PathStarted, Samples
+        from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samples
+        from explorer.core.report.results import CsvSink
 
         pending: list[np.ndarray] = []
         last = {"path": "", "n": 0, "elapsed": 0.0, "budget": 0.0, "t": 0.0}

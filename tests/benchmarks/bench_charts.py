@@ -180,7 +180,7 @@ def bench_timing(app, args, rng) -> list[str]:
 
 # ---- sweep chart ----------------------------------------------------------------------------------------------
 def synthetic_results(points, paths, rng):
-    from explorer.core.results import Result
+    from explorer.core.report.results import Result
 
     out = []
     speed = {"dense": 1.0, "channels_last": 0.8, "mkldnn": 0.6}
@@ -198,8 +198,8 @@ def synthetic_results(points, paths, rng):
 
 
 def bench_sweep(app, args, rng) -> list[str]:
-    from explorer.core.runner import RunOptions
-    from explorer.core.sweep import plan_sweep
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.problem.sweep_plan import plan_sweep
     from explorer.gui.sweep_view import SweepView
 
     out = []
@@ -268,11 +268,11 @@ def main(argv=None) -> int:
     os.environ["MKLDNN_EXPLORER_CACHE"] = os.path.join(tmp, "cache")
     os.environ["MKLDNN_EXPLORER_NO_DIALOGS"] = "1"
 
-    import PySide6
     import pyqtgraph
+    import PySide6
     import torch
 
-    from explorer.core import machine
+    from explorer.core.measure import machine
     from explorer.gui.app import make_app
 
     app = make_app()

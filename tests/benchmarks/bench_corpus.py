@@ -9,9 +9,9 @@ import collections
 import sys
 from pathlib import Path
 
-from explorer.core.batch import parse_batch
 from explorer.core.errors import InputError
-from explorer.core.listing import list_batch, summary
+from explorer.core.problem.batch import parse_batch
+from explorer.core.problem.listing import list_batch, summary
 
 
 def main(folder: str) -> int:

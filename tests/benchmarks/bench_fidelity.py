@@ -17,10 +17,11 @@ import time
 import torch
 import torch.utils.benchmark as tb
 
-from explorer.core import machine
-from explorer.core.harness import Budget, measure
-from explorer.core.paths import Tensors, prepare
-from explorer.core.spec import parse_descriptor
+from explorer.core.measure import machine
+from explorer.core.measure.harness import Budget, measure
+from explorer.core.paths.base import Tensors
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.spec import parse_descriptor
 
 # From ~20 µs to ~100 ms per call on a 2-core AVX-512 machine (dense f32).
 SPECS = [

@@ -89,7 +89,7 @@ def spread(vals) -> str:
 
 class Bench:
     def __init__(self, args):
-        import explorer.core.runner  # noqa: F401 - torch loads before the window, as run_gui does
+        import explorer.core.jobs.run  # noqa: F401 - torch loads before the window, as run_gui does
         from explorer.gui import measure
         from explorer.gui.app import create_window, make_app, make_settings
 
@@ -125,14 +125,15 @@ class Bench:
         return got["ok"]
 
     def opts(self, paths, budget_ms):
-        from explorer.core.runner import RunOptions
+        from explorer.core.jobs.options import RunOptions
 
         return RunOptions(paths=tuple(paths), threads=self.args.threads, budget_ms=budget_ms,
                           trace=not self.args.no_trace)
 
     def idle(self, seconds: float) -> dict:
-        from explorer.gui.app import StallProbe
         from PySide6.QtCore import QTimer
+
+        from explorer.gui.app import StallProbe
 
         probe = StallProbe(10)
         probe.start()
@@ -183,7 +184,7 @@ class Bench:
 
     # ---- one run -----------------------------------------------------------------------------------------
     def run(self, in_child: bool, desc: str, paths, budget_ms: float, timeout_s: float = 600.0):
-        from explorer.core.spec import parse_descriptor
+        from explorer.core.problem.spec import parse_descriptor
         from explorer.gui.app import StallProbe
 
         self.measure.IN_CHILD = in_child
@@ -233,12 +234,12 @@ def main(argv=None) -> int:
     tmp = isolate()
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
 
-    import PySide6
     import pyqtgraph
+    import PySide6
     import torch
 
-    from explorer.core import machine
-    from explorer.core.paths import PATHS
+    from explorer.core.measure import machine
+    from explorer.core.paths.base import PATHS
 
     run_paths = list(PATHS) if args.run_paths == "all" else [p.strip() for p in args.run_paths.split(",")]
     print(f"# machine: {machine.cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__} "
@@ -333,7 +334,7 @@ def main(argv=None) -> int:
 
 
 def _first_value(args) -> str:
-    from explorer.core.sweep import parse_vary
+    from explorer.core.problem.sweep_plan import parse_vary
 
     v = parse_vary(args.vary)
     return str(v.values[0])

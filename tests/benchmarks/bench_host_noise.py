@@ -8,7 +8,7 @@ within 5% of it. On a quiet machine nearly every probe is within 5%. Nothing els
 
     python tests/benchmarks/bench_host_noise.py [--seconds 60]
 
-Kernels: the tool's canary (pure Python, explorer.core.interference), a 64 MiB copy at 1 thread (memory),
+Kernels: the tool's canary (pure Python, explorer.core.measure.interference), a 64 MiB copy at 1 thread (memory),
 a 1 MiB copy repeated 20 times at 1 thread (L2), and one conv (mb8ic64ih28oc64oh28kh3ph1, dense) at 1 and
 at 2 threads.
 """
@@ -23,7 +23,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from explorer.core.interference import canary_ns
+from explorer.core.measure.interference import canary_ns
 
 
 def _best_of(fn, n: int = 5) -> int:

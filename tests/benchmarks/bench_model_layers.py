@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from explorer.core.model import _conv_paths, _set_submodule
-from explorer.core.model_zoo import build
+from explorer.core.model.planner import conv_paths, set_submodule
+from explorer.core.model.zoo import build
 
 WAYS = ("in model", "alone", "cold w", "fresh in", "flushed")
 
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     x = torch.randn(a.mb, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     if a.channels_last:
         net, x = net.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
-    paths = _conv_paths(net)
+    paths = conv_paths(net)
     spent: dict = {p: [] for p in paths}
     inputs: dict = {}
 
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
 
     convs = {p: net.get_submodule(p) for p in paths}
     for p in paths:
-        _set_submodule(net, p, Clocked(p, convs[p]))
+        set_submodule(net, p, Clocked(p, convs[p]))
     big = torch.randn(16 * 2**20)
     big_out = torch.empty_like(big)
     for _ in range(3):

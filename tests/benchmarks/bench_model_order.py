@@ -15,7 +15,7 @@ compared with the one taken beside it, not with one taken minutes apart):
                tensor touched just before its first use, the touches alone taken off: what the planner
                predicts jit_mkldnn from)
 Prints the median and quartiles of each paired ratio. With --onednn-split, it also runs 3 forwards and 3
-in-order passes under oneDNN verbose (explorer.core.trace) and splits each into oneDNN's own exec time per
+in-order passes under oneDNN verbose (explorer.core.trace.onednn) and splits each into oneDNN's own exec time per
 primitive kind and what is left outside oneDNN (the host's per-call work: Python, dispatch, set-up). Run it with the allocator setting the tool measures in:
 
     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1000000000 \\
@@ -32,11 +32,12 @@ import warnings
 import numpy as np
 import torch
 
-from explorer.core import model as M
-from explorer.core import model_zoo
-from explorer.core.model_inplace import convs_in_forward_ms
-from explorer.core.model_sequence import build_sequence
-from explorer.core.paths import Tensors, prepare
+from explorer.core.model.inplace import convs_in_forward_ms
+from explorer.core.model import planner as M
+from explorer.core.model import zoo as model_zoo
+from explorer.core.model.sequence import build_sequence
+from explorer.core.paths.base import Tensors
+from explorer.core.paths.registry import prepare
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
 
     graph = None
     if a.mode == "jit_mkldnn":
-        from explorer.core.model_jit import cut_graph
+        from explorer.core.model.jit import cut_graph
 
         graph, cold = cut_graph(prep.model, x), cut_graph(prep.model, x, touch=False)
     gcalls = {}
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
 
 def _onednn_split(*calls) -> None:
     """Per call: wall ms (untraced median of 5), oneDNN exec ms by primitive kind (traced, median of 3)."""
-    from explorer.core.trace import run_traced
+    from explorer.core.trace.onednn import run_traced
 
     for name, fn in calls:
         wall = statistics.median(_ms(fn) for _ in range(5))

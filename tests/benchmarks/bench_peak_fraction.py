@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import time
 
-import torch
-
-from explorer.core import machine
-from explorer.core.batch import load_batch
-from explorer.core.runner import RunOptions, run
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import run
+from explorer.core.measure import machine
+from explorer.core.problem.batch import load_batch
 
 PATHS = ("dense", "channels_last", "mkldnn")
 

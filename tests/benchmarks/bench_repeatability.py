@@ -16,10 +16,11 @@ import time
 
 import torch
 
-from explorer.core import machine
-from explorer.core.batch import load_batch
-from explorer.core.harness import DEFAULT_PRECISION, Budget, measure
-from explorer.core.paths import Tensors, prepare
+from explorer.core.measure import machine
+from explorer.core.measure.harness import DEFAULT_PRECISION, Budget, measure
+from explorer.core.paths.base import Tensors
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.batch import load_batch
 
 
 def main(argv=None) -> int:

@@ -76,7 +76,7 @@ def run():
         return win
 
     app.create_window = create_window
-    from explorer.cli import main
+    from explorer.launch import main
 
     rc = main(["gui", "--exit-when-done", "--size", "1280x800"])
     stamp("exit")
@@ -135,7 +135,7 @@ def importtime(env, code: str) -> list[str]:
     for name, us in sorted(self_by_top.items(), key=lambda kv: -kv[1])[:10]:
         out.append(f"    {name:28s} {us / 1e6:6.3f} s  {100 * us / total:4.0f}%")
     out.append("  cumulative where first imported:")
-    for mod in ("torch", "numpy", "PySide6.QtWidgets", "pyqtgraph", "explorer.core.runner", "explorer.gui.main_window",
+    for mod in ("torch", "numpy", "PySide6.QtWidgets", "pyqtgraph", "explorer.core.jobs.run", "explorer.gui.main_window",
                 "explorer.gui.sweep_view", "explorer.gui.layout_view", "explorer.gui.trace_view", "multiprocessing"):
         if mod in cum:
             out.append(f"    {mod:28s} {cum[mod] / 1e6:6.3f} s")
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
     import PySide6
     import torch
 
-    from explorer.core import machine
+    from explorer.core.measure import machine
 
     print(f"# machine: {machine.cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__} (threads "
           f"{torch.get_num_threads()}), PySide6 {PySide6.__version__}, QPA {env['QT_QPA_PLATFORM']}, Python "
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
                   f"= {med / torch_med:.1f}x `import torch` ({torch_med:.2f} s) -> target <= 2.5 s "
                   f"{'MET' if med <= 2.5 else 'MISSED'}")
     if not args.no_importtime:
-        code = "import explorer.core.runner, PySide6.QtWidgets, pyqtgraph, explorer.gui.main_window"
+        code = "import explorer.core.jobs.run, PySide6.QtWidgets, pyqtgraph, explorer.gui.main_window"
         print(f"\n== where the import time goes: python -X importtime -c \"{code}\" "
               f"(self time by package, cumulative by module; one run) ==")
         for line in importtime(env, code):

@@ -18,10 +18,11 @@ import time
 
 import torch
 
-from explorer.core import machine
-from explorer.core.harness import Budget, measure
-from explorer.core.paths import Tensors, prepare
-from explorer.core.sweep import plan_sweep
+from explorer.core.measure import machine
+from explorer.core.measure.harness import Budget, measure
+from explorer.core.paths.base import Tensors
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.sweep_plan import plan_sweep
 
 
 def main(argv=None) -> int:

@@ -51,14 +51,14 @@ SPECS = [
     "mb16ic64ih56oc64oh56kh3ph1",
     "mb16ic128ih56oc128oh56kh3ph1",
 ]
-from explorer.core.allocator import TUNED_ENV  # noqa: E402 - the variables the tool prints for your own script
+from explorer.core.measure.allocator import TUNED_ENV  # noqa: E402 - the variables the tool prints for your own script
 
 # The user's own script: the statement of each path exactly as the README states it, timed by
 # torch.utils.benchmark in a fresh process.
 USER_SCRIPT = r'''
 import json, sys
 import torch, torch.nn.functional as F, torch.utils.mkldnn, torch.utils.benchmark as tb
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
 spec = parse_descriptor(sys.argv[1]); threads = int(sys.argv[2]); paths = sys.argv[3].split(","); t_min = float(sys.argv[4])
 torch.manual_seed(0)
 torch.set_grad_enabled(False)
@@ -99,7 +99,7 @@ print(json.dumps(out))
 METHOD_SCRIPT = r'''
 import json, statistics, sys, time
 import torch, torch.nn.functional as F, torch.utils.benchmark as tb
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
 spec = parse_descriptor(sys.argv[1]); threads = int(sys.argv[2]); paths = sys.argv[3].split(","); t_min = float(sys.argv[4])
 torch.manual_seed(0); torch.set_grad_enabled(False); torch.set_num_threads(threads)
 conv = torch.nn.Conv2d(spec.ic, spec.oc, (spec.kh, spec.kw), stride=(spec.sh, spec.sw), padding=(spec.ph, spec.pw),

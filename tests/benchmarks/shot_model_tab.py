@@ -26,8 +26,8 @@ def main() -> int:
     os.environ.setdefault("MKLDNN_EXPLORER_SETTINGS", os.path.join(tempfile.mkdtemp(), "settings.ini"))
     from PySide6.QtCore import QTimer
 
-    from explorer.core.paths import PATHS
-    from explorer.core.runner import RunOptions
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.paths.base import PATHS
     from explorer.gui import measure
     from explorer.gui.app import create_window, make_app, make_settings
 

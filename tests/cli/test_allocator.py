@@ -3,8 +3,8 @@
 import pytest
 
 from explorer.cli import main
-from explorer.core import allocator
-from explorer.core.results import read_csv
+from explorer.core.measure import allocator
+from explorer.core.report.results import read_csv
 
 TINY = ["mb1ic8ih6oc8kh3ph1", "--paths", "dense", "--budget-ms", "5", "--no-trace"]
 

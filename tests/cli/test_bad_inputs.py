@@ -3,7 +3,7 @@ and nothing on disk changed. The GUI's equivalents are in tests/gui (field marke
 
 import pytest
 
-from explorer.cli import main
+from explorer.launch import main  # the console script's entry: every command, `gui` too
 
 D = "mb2ic16ih14oc16oh14kh3ph1"
 

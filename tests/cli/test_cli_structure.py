@@ -31,4 +31,12 @@ def test_every_command_has_one_handler():
     from explorer.cli import COMMANDS, build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == set(COMMANDS)
+    # `gui` is parsed by the CLI but run by explorer.launch, the one module that may import the window.
+    assert set(sub.choices) == set(COMMANDS) | {"gui"} and "gui" not in COMMANDS
+
+
+def test_the_console_script_runs_gui_through_the_launcher_and_the_cli_alone_refuses_it(capsys):
+    from explorer.cli import main
+
+    assert main(["gui", "--size", "big"]) == 2
+    assert "mkldnn-explorer gui" in capsys.readouterr().err

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.core import runner as runner_mod
-from explorer.core.results import read_csv
+from explorer.core.jobs import run as runner_mod
+from explorer.core.report.results import read_csv
 
 TINY = "mb1ic8ih6oc8kh3ph1"
 FAST = ["--paths", "dense", "--budget-ms", "5", "--no-trace"]

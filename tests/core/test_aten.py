@@ -2,11 +2,13 @@
 
 import pytest
 
-from explorer.core.aten import AtenOp, chain_text, profile_call, time_split
-from explorer.core.paths import Tensors, prepare
-from explorer.core.results import CSV_COLUMNS, REQUIRED_COLUMNS
-from explorer.core.runner import RunOptions, run
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import run
+from explorer.core.paths.base import Tensors
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import CSV_COLUMNS, REQUIRED_COLUMNS
+from explorer.core.trace.aten import AtenOp, chain_text, profile_call, time_split
 
 # Big enough that PyTorch's dense conv dispatches to oneDNN here (tiny ones go to thnn_conv2d).
 ONEDNN_SIZED = "mb1ic32ih28oc32oh28kh3ph1"

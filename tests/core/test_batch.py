@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from explorer.core.batch import load_batch, parse_batch, read_batch_text, shipped_batches
 from explorer.core.errors import InputError
+from explorer.core.problem.batch import load_batch, parse_batch, read_batch_text, shipped_batches
 
 TEXT = '''# a whole-line comment
 
@@ -140,7 +140,7 @@ def test_shipped_batch_by_onednn_file_name():
 
 def test_network_total_weights_layers_by_their_counts():
     """Issue 12: a batch answers "does it help my network?": each layer x its *N count, and a geomean."""
-    from explorer.core.batch import batch_summary, layer_count
+    from explorer.core.problem.batch import batch_summary, layer_count
 
     assert layer_count("resnet_50:res2a_branch2b*3") == 3 and layer_count("conv1") == 1 and layer_count(None) == 1
 

@@ -3,10 +3,11 @@ pauses are neither budget nor interference; an unanswered boundary never stalls 
 
 import time
 
-from explorer.core import child as child_mod
-from explorer.core.child import ChildRunner
-from explorer.core.runner import PathFinished, RunOptions, Samples
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs.events import PathFinished, Samples
+from explorer.core.jobs.options import RunOptions
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.process import child as child_mod
+from explorer.core.process.child import ChildRunner
 
 SPEC = parse_descriptor("mb1ic8ih8oc8oh8kh3ph1")
 

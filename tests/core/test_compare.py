@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from explorer.core.compare import compare_csv, compare_rows, row_key
 from explorer.core.errors import InputError
-from explorer.core.results import Result, write_csv
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.compare import compare_csv, compare_rows, row_key
+from explorer.core.report.results import Result, write_csv
 
 
 def row(desc="d1", path="dense", dtype="f32", threads=2, median=1.0, status="ok", name=""):

@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 
-from explorer.core import harness
-from explorer.core.harness import Budget, Measurement, measure, measure_iter, median_rel_ci
+from explorer.core.measure import harness
+from explorer.core.measure.harness import Budget, Measurement, measure, measure_iter, median_rel_ci
 
 
 class FakeClock:

@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from explorer.core import harness
-from explorer.core import interference as itf
-from explorer.core.harness import Budget, Measurement, measure
+from explorer.core.measure import harness
+from explorer.core.measure import interference as itf
+from explorer.core.measure.harness import Budget, Measurement, measure
 
 
 def test_sched_reader_sums_run_and_wait_over_threads(tmp_path):
@@ -157,7 +157,7 @@ class _CountingSched(_FakeSched):
 def test_short_calls_share_one_read_and_a_disturbed_group_marks_all_its_samples(monkeypatch):
     """The read after a call slows the next one (cold caches), so calls shorter than READ_EVERY_NS share
     a read; every sample of the group whose threads waited is left out, the others are kept."""
-    from explorer.core import harness
+    from explorer.core.measure import harness
 
     monkeypatch.setattr(itf, "SchedReader", _CountingSched)
     monkeypatch.setattr(itf, "_cpu_ticks", lambda: None)

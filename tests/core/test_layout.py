@@ -9,9 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import InputError
-from explorer.core.layout import (
-    DTYPE_SIZES, alias_of, layout_from_strides, layout_from_tag, parse_tag,
-)
+from explorer.core.layout.tags import DTYPE_SIZES, alias_of, layout_from_strides, layout_from_tag, parse_tag
 
 
 def grid(dims):

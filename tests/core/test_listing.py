@@ -10,9 +10,8 @@ import re
 
 import pytest
 
-from explorer.core.batch import load_batch, shipped_batches, shipped_dir
-from explorer.core.listing import list_batch, spec_facts, summary
-
+from explorer.core.problem.batch import load_batch, shipped_batches, shipped_dir
+from explorer.core.problem.listing import list_batch, spec_facts, summary
 from tests.core.test_spec import _benchdnn_count_ops
 
 ONEDNN = [n for n in shipped_batches() if n != "quick"]

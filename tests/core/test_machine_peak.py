@@ -5,10 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from explorer.core import interference as itf
-from explorer.core import machine, runner
-from explorer.core.harness import Measurement
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs import run as runner
+from explorer.core.measure import interference as itf
+from explorer.core.measure import machine
+from explorer.core.measure.harness import Measurement
+from explorer.core.problem.spec import parse_descriptor
 
 
 @pytest.fixture(autouse=True)

@@ -6,13 +6,17 @@ import torch
 import torch.nn as nn
 from torch.utils import mkldnn as mkldnn_utils
 
-from explorer.core import machine
 from explorer.core.errors import InputError
-from explorer.core.layout import layout_from_tag
-from explorer.core.memory_desc import (
-    parse_serialized_md, raw_buffer, read_mkldnn_layout, stored_nbytes, tensor_layout,
+from explorer.core.layout.descriptors import (
+    parse_serialized_md,
+    raw_buffer,
+    read_mkldnn_layout,
+    stored_nbytes,
+    tensor_layout,
 )
-from explorer.core.paths import is_unsupported
+from explorer.core.layout.tags import layout_from_tag
+from explorer.core.measure import machine
+from explorer.core.paths.base import is_unsupported
 
 pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="no MKLDNN in this torch")
 

@@ -11,10 +11,10 @@ import pytest
 import torch
 from torch import nn
 
-from explorer.core import model as M
-from explorer.core import model_zoo
 from explorer.core.errors import InputError
-from explorer.core.runner import RunOptions
+from explorer.core.jobs.options import RunOptions
+from explorer.core.model import planner as M
+from explorer.core.model import zoo as model_zoo
 
 
 def _inv(name, shape):
@@ -265,7 +265,7 @@ def test_the_jit_remainder_model_runs_refusing_modules_as_the_jit_would():
 
 
 def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
-    from explorer.core.runner import PathFinished
+    from explorer.core.jobs.events import PathFinished
 
     seen = {"rows": 0}
 
@@ -297,7 +297,7 @@ def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkld
     xm = x.to_mkldnn()
     M._make_mkldnn_runnable(mm, lambda: mm(xm))
     y = mm[0](xm)
-    with torch.no_grad(), M._quiet_stderr(), profile() as prof:
+    with torch.no_grad(), M.quiet_stderr(), profile() as prof:
         out = mm[1](y)
     names = {e.name for e in prof.events()}
     assert out is y  # the MKLDNN tensor passes through
@@ -305,8 +305,9 @@ def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkld
 
 
 def test_prepare_chained_gives_the_mkldnn_conv_output_from_a_blocked_input():
-    from explorer.core.paths import Tensors, prepare, to_dense
-    from explorer.core.spec import ConvSpec
+    from explorer.core.paths.base import Tensors, to_dense
+    from explorer.core.paths.registry import prepare
+    from explorer.core.problem.spec import ConvSpec
 
     spec = ConvSpec(mb=1, g=8, ic=8, ih=10, iw=10, oc=8, kh=3, kw=3, sh=1, sw=1, ph=1, pw=1, dh=0, dw=0,
                     bias=False, dtype="f32", name="dw").validate()
@@ -320,7 +321,7 @@ def test_prepare_chained_gives_the_mkldnn_conv_output_from_a_blocked_input():
 
 
 def _fake(path, ms):
-    from explorer.core.results import Result
+    from explorer.core.report.results import Result
 
     r = Result(spec=None, path=path, threads=1)
     r.status, r.median_ms = "ok", ms
@@ -348,7 +349,7 @@ def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_fir
 
 
 def test_a_prediction_takes_the_convs_in_model_order_when_they_were_timed():
-    from explorer.core.model_sequence import SequenceTiming
+    from explorer.core.model.sequence import SequenceTiming
 
     inv = _inv("tiny", (1, 3, 32, 32))
     summaries = [M.summarize_layer(lay, {"dense": _fake("dense", 2.0)}) for lay in inv.layers]
@@ -379,14 +380,14 @@ class _SleepBetweenConvs(nn.Module):
 def test_convs_in_the_forward_count_each_conv_once_and_nothing_else():
     from torch.profiler import profile
 
-    from explorer.core.model_inplace import CONV_OPS, convs_in_forward_ms
+    from explorer.core.model.inplace import CONV_OPS, convs_in_forward_ms
 
     net, x = _SleepBetweenConvs().eval(), torch.randn(1, 3, 16, 16)
     for model, what in ((None, "profiler"), (net, "clock read")):
         ms, note = convs_in_forward_ms(lambda: net(x), model, runs=3)
         assert 0 < ms < 200 and what in note  # the sleep between them is not a conv
     assert type(net.a).__name__ == "Conv2d"  # the clocked wrappers are gone again
-    from explorer.core.model_inplace import _outer_conv
+    from explorer.core.model.inplace import _outer_conv
 
     with torch.no_grad(), profile() as prof:  # one profile: the outermost ops are one per conv call
         net(x)
@@ -398,7 +399,7 @@ def test_convs_in_the_forward_count_each_conv_once_and_nothing_else():
 
 
 def test_a_jit_graphs_convs_are_its_time_outside_the_recorded_ops():
-    from explorer.core.model_inplace import GRAPH_NOTE, convs_in_forward_ms
+    from explorer.core.model.inplace import GRAPH_NOTE, convs_in_forward_ms
 
     net, x = model_zoo.build("tiny").eval(), torch.randn(1, 3, 32, 32)
     prep = M._prepare_mode("jit_mkldnn", net, x, "f32")
@@ -409,7 +410,7 @@ def test_a_jit_graphs_convs_are_its_time_outside_the_recorded_ops():
 
 
 def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names_it():
-    from explorer.core.model_drift import drift, pick_reference
+    from explorer.core.model.drift import drift, pick_reference
 
     inv = _inv("tiny", (1, 3, 32, 32))  # stem, dw, pw x2
     dense = {"stem": 1.0, "dw": 0.5, "pw": 0.8}  # pw counts twice: the largest share, 1.6
@@ -438,7 +439,7 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
 
 
 def test_a_frozen_graph_that_cannot_be_cut_falls_back_to_the_eager_stand_ins(monkeypatch):
-    from explorer.core import model_jit
+    from explorer.core.model import jit as model_jit
 
     def refuse(frozen, x):
         raise ValueError("a conv node reads a prim::GetAttr, not a constant: the convs cannot run apart")

@@ -1,4 +1,4 @@
-"""jit_mkldnn's prediction parts cut from its own frozen graph (explorer.core.model_jit)."""
+"""jit_mkldnn's prediction parts cut from its own frozen graph (explorer.core.model.jit)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from explorer.core.model_jit import _conv_pass, _capture, cut_graph
+from explorer.core.model.jit import _capture, _conv_pass, cut_graph
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 

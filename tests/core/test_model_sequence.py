@@ -1,4 +1,4 @@
-"""The convs in model order (explorer.core.model_sequence): what the planner's prediction takes its conv time from."""
+"""The convs in model order (explorer.core.model.sequence): what the planner's prediction takes its conv time from."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.core import model as M
-from explorer.core import model_zoo
-from explorer.core.model_sequence import Sequence, build_sequence, site_path, time_sequence
+from explorer.core.model import planner as M
+from explorer.core.model import zoo as model_zoo
+from explorer.core.model.sequence import Sequence, build_sequence, site_path, time_sequence
 
 
 def _inv(name="tiny", shape=(1, 3, 16, 16)):
@@ -48,7 +48,7 @@ def test_a_conv_that_cannot_be_measured_gives_no_sequence_and_says_which():
 
 
 def test_a_sequence_that_would_not_fit_in_memory_is_refused_before_allocating():
-    from explorer.core.model_sequence import sequence_bytes
+    from explorer.core.model.sequence import sequence_bytes
 
     inv = _inv()
     need = sequence_bytes(inv)

@@ -4,10 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.core.paths import PATHS, Tensors, native_flags, prepare, to_dense
-from explorer.core.results import CSV_COLUMNS, REQUIRED_COLUMNS
-from explorer.core.runner import RunOptions, run
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import run
+from explorer.core.paths.base import PATHS, Tensors, native_flags, to_dense
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import CSV_COLUMNS, REQUIRED_COLUMNS
 
 CASES = [
     'g1ic16oc16_ih5oh8kh3ph3_n"conv_basic_2d:gemm"',  # left 3, right 2
@@ -83,7 +85,7 @@ def test_run_end_to_end(desc):
 
 
 def test_scripted_module_errors_give_the_real_reason():
-    from explorer.core.paths import one_line
+    from explorer.core.paths.base import one_line
 
     e = RuntimeError("The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript "
                      "(most recent call last):\n  File \"x.py\", line 1\n\nRuntimeError: mkldnn_convolution: bf16 path "

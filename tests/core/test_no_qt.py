@@ -10,8 +10,8 @@ QT_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "PyQt5", "PyQt6")
 
 
 def test_core_modules_load_no_qt():
-    names = sorted(f"explorer.core.{m.name}" for m in pkgutil.iter_modules(explorer.core.__path__))
-    assert "explorer.core.session" in names and "explorer.core.runner" in names
+    names = sorted(m.name for m in pkgutil.walk_packages(explorer.core.__path__, "explorer.core."))
+    assert "explorer.core.session.store" in names and "explorer.core.jobs.run" in names
     code = (
         "import importlib, sys\n"
         f"for n in {names!r}:\n"

@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import SpecError
-from explorer.core.spec import KNOWN_KEYS, ConvSpec, out_size, parse_descriptor
+from explorer.core.problem.spec import KNOWN_KEYS, ConvSpec, out_size, parse_descriptor
 
 small = st.integers(min_value=1, max_value=40)
 
@@ -65,8 +65,8 @@ def test_arbitrary_unicode_never_escapes_as_another_exception(text):
 
 # ---- --vary parsing and layout tags: any text gives a result or one InputError sentence ------------------
 from explorer.core.errors import InputError  # noqa: E402
-from explorer.core.layout import layout_from_tag  # noqa: E402
-from explorer.core.sweep import MAX_POINTS, parse_vary  # noqa: E402
+from explorer.core.layout.tags import layout_from_tag  # noqa: E402
+from explorer.core.problem.sweep_plan import MAX_POINTS, parse_vary  # noqa: E402
 
 vary_text = st.one_of(
     st.text(max_size=30),

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from explorer.core import interference as itf
-from explorer.core import runner
-from explorer.core.harness import Measurement
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs import run as runner
+from explorer.core.measure import interference as itf
+from explorer.core.measure.harness import Measurement
+from explorer.core.problem.spec import parse_descriptor
 
 SPEC = "mb1ic8ih8oc8oh8kh3ph1"
 

@@ -6,8 +6,16 @@ import os
 import pytest
 
 from explorer.core.errors import InputError
-from explorer.core.results import CSV_COLUMNS, REQUIRED_COLUMNS, CsvSink, Result, atomic_write_text, check_writable, read_csv
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import (
+    CSV_COLUMNS,
+    REQUIRED_COLUMNS,
+    CsvSink,
+    Result,
+    atomic_write_text,
+    check_writable,
+    read_csv,
+)
 
 REQUIRED = ("desc, name, mb, g, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, dtype, bias, path, threads, "
             "status, error, samples, median_ms, iqr_ms, min_ms, mean_ms, gflops, max_abs_err, input_bytes, "

@@ -2,13 +2,21 @@
 
 import pytest
 
-from explorer.core.machine import Peak
-from explorer.core.results import Result
-from explorer.core.roofline import (
-    AI_DEFINITION, BYTES_DEFINITION, Ceiling, arithmetic_intensity, attainable, bytes_moved, ceiling_for,
-    ceilings_from_peak, roofline, spec_from_row,
+from explorer.core.measure.machine import Peak
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import Result
+from explorer.core.report.roofline import (
+    AI_DEFINITION,
+    BYTES_DEFINITION,
+    Ceiling,
+    arithmetic_intensity,
+    attainable,
+    bytes_moved,
+    ceiling_for,
+    ceilings_from_peak,
+    roofline,
+    spec_from_row,
 )
-from explorer.core.spec import parse_descriptor
 
 PEAK = Peak(fp32_gflops=100.0, bf16_gflops=400.0, bandwidth_gbs=10.0, threads=2, measured_at="now", key="k")
 
@@ -82,8 +90,8 @@ def test_compute_bound_point_and_spec_from_row():
 
 def test_each_path_is_placed_at_the_bytes_it_really_moves():
     """Issue 12, item 5: with bytes_mode="path", padding and reorders move a path's point left."""
-    from explorer.core.roofline import TRAFFIC_DEFINITION, path_bytes, reorder_bytes
-    from explorer.core.trace import MemArg, Primitive
+    from explorer.core.report.roofline import TRAFFIC_DEFINITION, path_bytes, reorder_bytes
+    from explorer.core.trace.onednn import MemArg, Primitive
 
     s = parse_descriptor("mb2ic17ih5oc17oh5kh3ph1")
 

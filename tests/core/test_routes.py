@@ -8,10 +8,12 @@ torch.compile is slow on a 2-core machine: one small spec, compiled once (the mo
 import pytest
 import torch
 
-from explorer.core import routes
-from explorer.core.paths import ALL_PATHS, PATHS, ROUTES, Tensors, prepare, to_dense
-from explorer.core.runner import RunOptions, expand_paths, run
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs.options import RunOptions, expand_paths
+from explorer.core.jobs.run import run
+from explorer.core.paths import routes
+from explorer.core.paths.base import ALL_PATHS, PATHS, ROUTES, Tensors, to_dense
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.spec import parse_descriptor
 
 SMALL = "mb1ic16ih10oc16oh10kh3ph1"
 
@@ -95,7 +97,7 @@ def test_compiled_without_a_cxx_compiler_is_unsupported_with_inductors_sentence(
 
 @pytest.mark.slow
 def test_compiled_route_compiles_once_and_runs_the_prepacked_op():
-    from explorer.core.routes import cxx_problem
+    from explorer.core.paths.routes import cxx_problem
 
     if cxx_problem():
         pytest.skip(f"no C++ compiler here: {cxx_problem()}")

@@ -3,12 +3,15 @@
 import pytest
 import torch
 
-from explorer.core import machine
 from explorer.core.errors import InputError, SpecError
-from explorer.core.memory import check_memory, estimate_bytes
-from explorer.core.paths import PATHS, Tensors, prepare, to_dense
-from explorer.core.runner import PathFinished, PathStarted, RunOptions, Samples, iter_run, run
-from explorer.core.spec import parse_descriptor
+from explorer.core.jobs.events import PathFinished
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import iter_run, run
+from explorer.core.measure import machine
+from explorer.core.paths.base import PATHS, Tensors, to_dense
+from explorer.core.paths.registry import prepare
+from explorer.core.problem.memory import check_memory, estimate_bytes
+from explorer.core.problem.spec import parse_descriptor
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
 

@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from explorer.core.errors import SpecError
-from explorer.core.spec import ConvSpec, out_size, parse_descriptor
+from explorer.core.problem.spec import ConvSpec, out_size, parse_descriptor
 
 
 def test_short_form_with_name_and_groups():

@@ -4,10 +4,12 @@ and hold exactly the rows that finished."""
 import random
 
 from explorer.core.errors import SpecError
-from explorer.core.paths import PATHS
-from explorer.core.results import CsvSink, read_csv
-from explorer.core.runner import PathFinished, PathStarted, RunOptions, iter_run
-from explorer.core.spec import ConvSpec
+from explorer.core.jobs.events import PathFinished, PathStarted
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import iter_run
+from explorer.core.paths.base import PATHS
+from explorer.core.problem.spec import ConvSpec
+from explorer.core.report.results import CsvSink, read_csv
 
 
 def _random_spec(rng: random.Random) -> ConvSpec:

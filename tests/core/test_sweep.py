@@ -5,16 +5,33 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from explorer.core import runner as runner_mod
 from explorer.core.errors import InputError, SpecError
-from explorer.core.results import CsvSink, Result, read_csv
-from explorer.core.runner import PathFinished, PathStarted, RunContext, RunOptions
-from explorer.core.spec import parse_descriptor
-from explorer.core.sweep import (
-    MAX_POINTS, PointFinished, PointSkipped, SweepFinished, SweepStarted,
-    common_divisors, divisors, given_keys, grid_shape, iter_points, iter_sweep, parse_label, parse_varies, parse_vary,
-    plan_sweep, series,
+from explorer.core.jobs import run as runner_mod
+from explorer.core.jobs.events import (
+    PathFinished,
+    PathStarted,
+    PointFinished,
+    PointSkipped,
+    SweepFinished,
+    SweepStarted,
 )
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import RunContext
+from explorer.core.jobs.sweep import iter_points, iter_sweep
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.problem.sweep_plan import (
+    MAX_POINTS,
+    common_divisors,
+    divisors,
+    given_keys,
+    grid_shape,
+    parse_label,
+    parse_varies,
+    parse_vary,
+    plan_sweep,
+    series,
+)
+from explorer.core.report.results import CsvSink, Result, read_csv
 
 BASE = "mb2ic32ih28oc32oh28kh3ph1"
 TINY = "mb1ic8ih6oc8kh3ph1"
@@ -258,7 +275,7 @@ def test_memory_guard_refusal_becomes_a_skipped_point(monkeypatch):
 
 
 def test_failure_outside_a_path_is_an_error_row_per_path(monkeypatch):
-    from explorer.core import paths as paths_mod
+    from explorer.core.paths import base as paths_mod
 
     def boom(spec, seed=0):
         raise RuntimeError("cannot allocate memory\nmore detail")

@@ -12,9 +12,10 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.core.runner import RunOptions, run
-from explorer.core.spec import parse_descriptor
-from explorer.core.timeline import CALL_CAT, Timeline
+from explorer.core.jobs.options import RunOptions
+from explorer.core.jobs.run import run
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.timeline import CALL_CAT, Timeline
 
 TINY = "mb1ic8ih8oc8oh8kh3ph1"
 PHASES = {"X", "M", "B", "E", "i", "I", "C", "b", "e", "n", "s", "t", "f", "P", "O", "N", "D"}

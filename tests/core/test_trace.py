@@ -1,4 +1,4 @@
-"""Tests for explorer.core.trace: verbose parsing (fixtures) and live fd-1 capture."""
+"""Tests for explorer.core.trace.onednn: verbose parsing (fixtures) and live fd-1 capture."""
 
 import os
 import subprocess
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core import trace as T
 from explorer.core.errors import InputError
+from explorer.core.trace import onednn as T
 
 DATA = Path(__file__).parent / "data"
 V312 = (DATA / "verbose_v312.txt").read_text()
@@ -311,7 +311,7 @@ def test_python_prints_are_flushed_around_capture_subprocess():
     # A real process whose stdout is a pipe (block-buffered): ordering must survive.
     script = textwrap.dedent("""
         import os
-        from explorer.core.trace import capture_fd_output
+        from explorer.core.trace.onednn import capture_fd_output
         print("py-before")
         _, text = capture_fd_output(lambda: (print("py-inside"), os.write(1, b"c-inside\\n")))
         print("py-after")
@@ -409,7 +409,7 @@ def test_run_traced_restores_fd_and_verbose_when_fn_raises():
 
 
 def test_core_trace_does_not_import_qt():
-    code = ("import sys, explorer.core.trace; "
+    code = ("import sys, explorer.core.trace.onednn; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('PyQt5','PyQt6','PySide6','PySide2','pyqtgraph')]; "
             "assert not bad, bad; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

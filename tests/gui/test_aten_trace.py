@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from explorer.core.spec import parse_descriptor
-from explorer.core.timeline import CALL_CAT
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.timeline import CALL_CAT
 
 # Big enough that the dense conv dispatches to oneDNN on x86 (tiny ones go to thnn_conv2d).
 SPEC = "mb1ic32ih28oc32oh28kh3ph1"

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from explorer.core.results import Result, write_csv
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import Result, write_csv
 
 DESC = "mb1ic8ih8oc8kh3ph1"
 
@@ -52,7 +52,7 @@ def test_baseline_overlay_and_comparison_ratios(views, tmp_path):
     cur = _results(scale=0.5) + _results(scale=0.5, mbs=(8,), paths=("dense",))
     bv.set_current(cur)
     c = bv.comparison
-    from explorer.core.compare import row_key
+    from explorer.core.report.compare import row_key
 
     assert len(c.matched) == 6, ([row_key(r) for r in c.only_a][:2], [row_key(r) for r in c.only_b][:2])
     assert len(c.only_b) == 1 and not c.only_a

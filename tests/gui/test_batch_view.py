@@ -3,12 +3,12 @@ axis for small layers, and keys that never cover data."""
 
 import pytest
 
-from explorer.core.results import Result
+from explorer.core.report.results import Result
 
 
 @pytest.fixture
 def batch_view(qtbot):
-    from explorer.core.runner import RunOptions
+    from explorer.core.jobs.options import RunOptions
     from explorer.gui.sweep_view import SweepView
 
     v = SweepView()

@@ -4,7 +4,6 @@ curves inside the plot area."""
 import numpy as np
 
 
-
 def _render_svg(path, size):
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
@@ -30,8 +29,8 @@ def _runs(img, y, color, tol=40):
 def test_summary_bars_in_svg_match_the_png(qtbot, tmp_path):
     from PySide6.QtGui import QImage
 
-    from explorer.core.results import Result
-    from explorer.core.spec import parse_descriptor
+    from explorer.core.problem.spec import parse_descriptor
+    from explorer.core.report.results import Result
     from explorer.gui.colors import qcolor
     from explorer.gui.export import export_plot
     from explorer.gui.summary_chart import SummaryChart

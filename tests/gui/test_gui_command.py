@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from explorer.core.results import read_csv
+from explorer.core.report.results import read_csv
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
 
@@ -78,7 +78,7 @@ def test_gui_without_a_display_says_so(tmp_path):
     (["gui", "g3mb2ic16ih14oc16kh3"], "g=3"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, monkeypatch, argv, words):
-    from explorer.cli import main
+    from explorer.launch import main
 
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert main(argv) == 2
@@ -112,7 +112,7 @@ def _dark(png) -> float:
 
 
 def test_tab_model_is_accepted_and_shows_the_model_tab(make_window):
-    from explorer.cli.run import TABS
+    from explorer.cli.gui import TABS
     from explorer.gui.app import select_tab
 
     assert "model" in TABS  # `gui --tab model` passes the parser

@@ -2,12 +2,10 @@
 column labels never run together, the "Large tensor" note wraps instead of being cut."""
 
 import pytest
-from PySide6 import QtCore, QtGui
 
-from explorer.core.path_layouts import inspect_path
-from explorer.core.spec import parse_descriptor
+from explorer.core.layout.path_layouts import inspect_path
+from explorer.core.problem.spec import parse_descriptor
 from explorer.gui.layout_view import LayoutView
-
 
 _CACHE: dict = {}
 

@@ -1,15 +1,14 @@
 """The window end to end in-process: run, stop, close mid-run, table, copy, exports, session, settings."""
 
 import json
-import os
 import time
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
-from explorer.core.results import CSV_COLUMNS, read_csv
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import CSV_COLUMNS, read_csv
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
 FEW = ["dense", "mkldnn", "mkldnn_roundtrip"]
@@ -30,7 +29,8 @@ def _run(win, qtbot, timeout=60_000):
 @pytest.fixture
 def first_path_quick(monkeypatch):
     """The first path times for 60 ms, every later one until stopped (no early stop on convergence)."""
-    from explorer.core import harness, runner
+    from explorer.core.jobs import run as runner
+    from explorer.core.measure import harness
     from explorer.gui import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)  # the patch below must reach the timing loop
@@ -303,7 +303,7 @@ def test_shortcuts(make_window):
 def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, monkeypatch):
     import threading
 
-    from explorer.core import machine
+    from explorer.core.measure import machine
 
     win = ran
     seen = {}
@@ -375,7 +375,7 @@ def test_timing_legend_labels_follow_the_theme(qtbot):
 
 
 def test_unexpected_worker_failure_is_shown_with_details(make_window, qtbot, monkeypatch):
-    from explorer.core import runner
+    from explorer.core.jobs import run as runner
     from explorer.gui import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)

@@ -3,8 +3,8 @@
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.core.paths import PATHS
-from explorer.core.spec import SPEC_FIELDS, parse_descriptor
+from explorer.core.paths.base import PATHS
+from explorer.core.problem.spec import SPEC_FIELDS, parse_descriptor
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
 

@@ -4,9 +4,9 @@ Run table, the summary and the Roofline; % of peak above 100 is flagged."""
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.core import machine
-from explorer.core.results import Result
-from explorer.core.spec import parse_descriptor
+from explorer.core.measure import machine
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import Result
 
 SPEC = parse_descriptor("mb1ic8ih8oc8kh3ph1")
 

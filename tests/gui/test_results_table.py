@@ -3,8 +3,8 @@
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
-from explorer.core.results import Result
-from explorer.core.spec import parse_descriptor
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import Result
 
 SPEC = parse_descriptor("mb1ic4ih4oc4kh1")  # tiny: about 0.0001 GFLOP per call
 REASON = "Input type (MkldnnCPUBFloat16Type) and weight type (CPUBFloat16Type) should be the same"

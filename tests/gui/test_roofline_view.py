@@ -2,9 +2,9 @@
 
 import pytest
 
-from explorer.core.machine import Peak
-from explorer.core.results import Result
-from explorer.core.spec import parse_descriptor
+from explorer.core.measure.machine import Peak
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.report.results import Result
 
 PEAK = Peak(300.0, 600.0, 12.0, 2, "2025-01-01T00:00:00", "test")
 
@@ -65,7 +65,7 @@ def test_points_match_results_and_ceilings_drawn(view, tmp_path):
 def test_measure_peak_runs_off_the_gui_thread(view, qtbot, monkeypatch):
     import threading
 
-    from explorer.core import machine
+    from explorer.core.measure import machine
 
     seen = {}
 

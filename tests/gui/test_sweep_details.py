@@ -3,8 +3,8 @@ the preview counts what the memory guard will refuse, ETAs from measured path ti
 
 import pytest
 
-from explorer.core.results import Result
-from explorer.core.runner import RunOptions
+from explorer.core.jobs.options import RunOptions
+from explorer.core.report.results import Result
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def view(qtbot):
 
 def _fill(v, rows):
     """rows: point index -> {path: median} or a skip reason (what the worker delivers)."""
-    from explorer.core.sweep import skipped_row
+    from explorer.core.jobs.sweep import skipped_row
 
     v._configure(v.points, v.mode, ("dense", "mkldnn"), v.varies())
     for p in v.points:
@@ -60,7 +60,7 @@ def test_a_dtype_sweep_is_points_not_a_line(view):
 
 
 def test_preview_counts_points_the_memory_guard_will_refuse(view, monkeypatch):
-    from explorer.core import memory
+    from explorer.core.problem import memory
 
     v = view
     v.set_vary("mb", "1,4096")

@@ -2,13 +2,13 @@
 
 import csv
 
-from explorer.core.results import CSV_COLUMNS
+from explorer.core.report.results import CSV_COLUMNS
 
 TINY = "mb1ic8ih8oc8kh3ph1"
 
 
 def _sweep(win, qtbot, vary=("g", "1,2")):
-    from explorer.core.spec import parse_descriptor
+    from explorer.core.problem.spec import parse_descriptor
 
     win.panel.set_spec(parse_descriptor(TINY))
     win.panel.set_options(["dense", "mkldnn"], 1, 5, False)
@@ -79,7 +79,7 @@ def test_switching_the_batch_clears_the_old_bars(make_window):
     win = make_window()
     sv = win.sweep_view
     assert sv.set_batch("quick")
-    from explorer.core.results import Result
+    from explorer.core.report.results import Result
 
     p = sv.points[0]
     sv.data.configure(sv.points, "batch", paths=["dense"])

@@ -12,7 +12,7 @@ PATHS2 = ("dense", "mkldnn")
 def make_view(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MKLDNN_EXPLORER_NO_DIALOGS", "1")
-    from explorer.core.runner import RunOptions
+    from explorer.core.jobs.options import RunOptions
     from explorer.gui import sweep_worker
     from explorer.gui.sweep_view import SweepView
 
@@ -69,7 +69,7 @@ def test_vary_validation_marks_the_field_and_disables_run(make_view):
 
 
 def test_one_field_sweep_draws_one_curve_per_path(make_view, qtbot, tmp_path):
-    from explorer.core.results import read_csv
+    from explorer.core.report.results import read_csv
 
     csv = tmp_path / "sweep.csv"
     v = make_view(csv=csv)
@@ -99,7 +99,7 @@ def test_one_field_sweep_draws_one_curve_per_path(make_view, qtbot, tmp_path):
 
 
 def test_stop_keeps_finished_rows_and_the_csv_is_valid(make_view, qtbot, tmp_path):
-    from explorer.core.results import read_csv
+    from explorer.core.report.results import read_csv
 
     csv = tmp_path / "stopped.csv"
     v = make_view(budget_ms=20, csv=csv)
@@ -183,7 +183,7 @@ def test_line_charts_update_their_items_in_place(qtbot):
     """Same curves: a redraw reuses the items (setData); a new path or baseline rebuilds; hover follows the data."""
     from PySide6.QtCore import QPointF
 
-    from explorer.core.sweep import SweepPoint
+    from explorer.core.problem.sweep_plan import SweepPoint
     from explorer.gui.sweep_charts import LineChart, SpeedupChart, SweepData
 
     data = SweepData()

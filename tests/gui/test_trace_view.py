@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from explorer.core.path_layouts import inspect_path
-from explorer.core.spec import parse_descriptor
-from explorer.core.trace import TraceSummary
-from explorer.gui.trace_view import NO_PRIMITIVES_TEXT, TraceView, format_ms
+from explorer.core.layout.path_layouts import inspect_path
+from explorer.core.problem.spec import parse_descriptor
+from explorer.core.trace.onednn import TraceSummary
+from explorer.gui.time_bar import format_ms
+from explorer.gui.trace_view import NO_PRIMITIVES_TEXT, TraceView
 
 SPEC = "mb2ic17ih5oc17oh5kh3ph1"
 

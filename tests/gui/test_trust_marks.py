@@ -2,8 +2,8 @@
 
 from PySide6.QtCore import Qt
 
-from explorer.core import interference as itf
-from explorer.core.spec import parse_descriptor
+from explorer.core.measure import interference as itf
+from explorer.core.problem.spec import parse_descriptor
 from explorer.gui.results_model import HEADERS
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
@@ -11,7 +11,7 @@ TINY = "mb2ic16ih14oc16oh14kh3ph1"
 
 def _run_with_noisy(make_window, qtbot, monkeypatch, noisy_paths):
     """A real in-process run in which the meter's verdict says `noisy` for the given paths."""
-    from explorer.core import runner
+    from explorer.core.jobs import run as runner
     from explorer.gui import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)
@@ -72,7 +72,7 @@ def test_quiet_run_shows_no_quality_line(make_window, qtbot, monkeypatch):
 
 def test_sweep_charts_mark_noisy_points_and_uncertain_ratios(qtbot):
     """The noisy point gets a cross on the sweep chart, its speedup a cross and an uncertain hover text."""
-    from explorer.core.sweep import SweepPoint
+    from explorer.core.problem.sweep_plan import SweepPoint
     from explorer.gui.sweep_charts import LineChart, SpeedupChart, SweepData
 
     data = SweepData()
@@ -110,7 +110,7 @@ def test_allocator_field_runs_the_chosen_setting(make_window, qtbot):
 
 
 def test_an_allocator_that_is_not_installed_cannot_be_chosen(qtbot, monkeypatch):
-    from explorer.core import allocator
+    from explorer.core.measure import allocator
     from explorer.gui.param_panel import ParamPanel
 
     monkeypatch.setattr(allocator, "find_library", lambda name: None)

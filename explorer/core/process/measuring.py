@@ -1,0 +1,136 @@
+"""Where measurements run: in a measuring child process per allocator setting (explorer.core.process.child).
+
+The CLI and the window both measure here, so their figures come from the same kind of process: a fresh
+interpreter started with the chosen allocator's environment, its own GIL, nothing else inside it. The
+window asks for paced jobs (the child waits at each burst boundary until the window has drawn); the CLI
+does not. MKLDNN_EXPLORER_IN_PROCESS=1 measures in the calling process instead (tests that patch the
+core in-process, comparisons); the allocator is then whatever this process was started with.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+
+from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for
+from explorer.core.process.child import ChildPool
+
+
+def in_child() -> bool:
+    return os.environ.get("MKLDNN_EXPLORER_IN_PROCESS", "") != "1"
+
+
+_pool: ChildPool | None = None
+_lock = threading.Lock()
+
+
+def pool() -> ChildPool:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ChildPool()
+        return _pool
+
+
+def prestart(allocator: str = DEFAULT_ALLOCATOR) -> None:
+    """Start the measuring process in the background (it imports torch: about a second)."""
+    if in_child():
+        threading.Thread(target=lambda: pool().get(allocator).start(), name="mkldnn-explorer-prestart",
+                         daemon=True).start()
+
+
+def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bool = False,
+           in_process: bool | None = None, **kwargs):
+    """The events of a core job ("run": iter_run, "points": iter_points), measured in the child unless
+    in_process (default: MKLDNN_EXPLORER_IN_PROCESS). Raises InputError at once for an allocator that
+    cannot be had here."""
+    allocator = allocator or DEFAULT_ALLOCATOR
+    env_for(allocator)  # one sentence, before anything starts, when e.g. jemalloc is not installed
+    if in_process is None:
+        in_process = not in_child()
+    if not in_process:
+        if kind == "points" and _mixed_allocators(args[0], allocator):
+            return _routed_points(args[0], args[1], allocator, pace, **kwargs)
+        return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
+    from explorer.core.process.child import jobs_by_kind
+
+    job = jobs_by_kind()[kind]  # the same jobs as the measuring process runs
+    flag = cancel.is_set if isinstance(cancel, threading.Event) else cancel
+    return job(*args, cancel=flag, **kwargs)
+
+
+def _mixed_allocators(points, default: str) -> bool:
+    return any((getattr(p, "allocator", None) or default) != default for p in points)
+
+
+def _routed_points(points, opts, default: str, pace: bool, **kwargs):
+    """A sweep over allocators: consecutive points of one setting run in that setting's process; the
+    events read as one sweep (one SweepStarted and SweepFinished, progress over all the points)."""
+    import dataclasses
+
+    from explorer.core.jobs.events import SweepFinished, SweepProgress, SweepStarted
+
+    groups: list[tuple[str, list]] = []
+    for p in points:
+        a = getattr(p, "allocator", None) or default
+        if groups and groups[-1][0] == a:
+            groups[-1][1].append(p)
+        else:
+            groups.append((a, [p]))
+    total = len(points)
+    base = {"done": 0, "skipped": 0, "rows": 0}
+    cancelled = False
+    last = None
+    for gi, (alloc, group) in enumerate(groups):
+        later = sum(len(g) for _, g in groups[gi + 1:])
+        gopts = dataclasses.replace(opts, allocator=alloc)
+        for ev in pool().get(alloc).iter("points", group, gopts, pace=pace, **kwargs):
+            if isinstance(ev, SweepStarted):
+                if gi == 0:
+                    yield dataclasses.replace(ev, points=list(points), total=total,
+                                              runnable=sum(1 for p in points if not p.skipped))
+                continue
+            prog = getattr(ev, "progress", None)
+            if prog is not None:
+                per_point = prog.elapsed_s / prog.done if prog.done else None
+                eta = (prog.eta_s or 0.0) + later * per_point if per_point is not None else prog.eta_s
+                prog = dataclasses.replace(prog, done=prog.done + base["done"], total=total,
+                                           skipped=prog.skipped + base["skipped"], rows=prog.rows + base["rows"], eta_s=eta)
+                ev = dataclasses.replace(ev, progress=prog)
+                last = prog
+            if isinstance(ev, SweepFinished):
+                cancelled = ev.cancelled
+                break
+            yield ev
+        if last is not None:
+            base = {"done": last.done, "skipped": last.skipped, "rows": last.rows}
+        if cancelled:
+            break
+    yield SweepFinished(last or SweepProgress(0, total, 0, 0, 0.0, None), cancelled)
+
+
+def ack() -> None:
+    """The window has drawn the last burst: the paused measuring process goes on (thread-safe)."""
+    if _pool is not None:
+        _pool.ack()
+
+
+def cancel() -> None:
+    """Thread-safe: the measuring process sees it after its current timed call."""
+    if _pool is not None:
+        _pool.cancel()
+
+
+def kill() -> None:
+    """End a measurement that does not stop in time; rows finished so far were already received."""
+    if _pool is not None:
+        _pool.kill()
+
+
+def shutdown(timeout_s: float = 1.0) -> None:
+    if _pool is not None:
+        _pool.shutdown(timeout_s)
+
+
+atexit.register(shutdown, 0.5)

@@ -1,0 +1,274 @@
+"""A saved session: the spec, the run options and the result rows, as one JSON file (Qt-free).
+
+The rows are the CSV schema's rows (results.CSV_COLUMNS), so a session and a CSV agree. Per-call samples
+and the raw oneDNN trace lines are kept too, so charts and the trace view come back on open; tensor
+layouts are not (they are read from live tensors: run again to see them). Writes are atomic. A file that
+is not a session, or is damaged, raises InputError with one sentence naming the problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from explorer.core.errors import InputError, SpecError
+from explorer.core.problem.spec import ConvSpec, parse_descriptor
+from explorer.core.report.results import (
+    VIEW_ONLY_FIELDS,
+    CSV_COLUMNS,
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    STATUSES,
+    Result,
+    atomic_write_text,
+)
+
+FORMAT = "mkldnn-explorer-session"
+VERSION = 1
+# Every Result field but the identity (spec, path, threads) and the views' objects, read off the dataclass
+# so a column added to Result is saved and restored without a second list to keep in step.
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result)
+                       if f.name not in ("path", "threads", *VIEW_ONLY_FIELDS))
+_STR_FIELDS = {f.name for f in dataclasses.fields(Result) if f.type in (str, "str")}
+
+
+@dataclass
+class Session:
+    """What a session file holds. `spec` is None only if the saved descriptor no longer parses."""
+
+    spec: ConvSpec
+    options: dict = field(default_factory=dict)  # paths (list), threads (int|None), budget_ms, trace, baseline
+    results: list[Result] = field(default_factory=list)
+    # The Sweep tab's last sweep or batch: {"setup": dict, "points": [SweepPoint], "items": [(point, Result|row)]}
+    sweep: dict | None = None
+
+
+def spec_to_dict(spec: ConvSpec) -> dict:
+    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+
+
+def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
+    if not isinstance(d, dict) or not isinstance(d.get("desc"), str):
+        raise InputError(f"{where} must be an object with a 'desc' string (a benchdnn descriptor).", "session")
+    dtype = d.get("dtype") if isinstance(d.get("dtype"), str) else None
+    bias = d.get("bias") if isinstance(d.get("bias"), bool) else None
+    try:
+        return parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+    except SpecError as e:
+        raise InputError(f"{where}: {e}", "session") from None
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def result_to_dict(r: Result, with_samples: bool = True) -> dict:
+    d = {"spec": spec_to_dict(r.spec), "path": r.path, "threads": r.threads}
+    for f in _RESULT_FIELDS:
+        d[f] = _clean(getattr(r, f))
+    if with_samples and r.samples_ms is not None and len(r.samples_ms):
+        d["samples_ms"] = [float(f"{x:.6g}") for x in np.asarray(r.samples_ms, dtype=float)]
+    if r.trace:
+        d["trace"] = [p.raw for p in r.trace if getattr(p, "raw", "")]
+    if r.aten:
+        d["aten"] = [o.to_dict() for o in r.aten]
+    d["row"] = r.row()  # the CSV row, for readers that want the flat schema
+    return d
+
+
+def result_from_dict(d: dict, where: str) -> Result:
+    if not isinstance(d, dict):
+        raise InputError(f"{where} must be an object.", "session")
+    spec = spec_from_dict(d.get("spec"), f"{where}.spec")
+    path = d.get("path")
+    if not isinstance(path, str) or not path:
+        raise InputError(f"{where} has no 'path' string.", "session")
+    threads = d.get("threads")
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        raise InputError(f"{where}.threads must be a whole number, got {threads!r}.", "session")
+    r = Result(spec=spec, path=path, threads=threads)
+    for f in _RESULT_FIELDS:
+        if f not in d or d[f] is None:
+            continue
+        v = d[f]
+        if f in _STR_FIELDS:
+            if not isinstance(v, str):
+                raise InputError(f"{where}.{f} must be text, got {v!r}.", "session")
+        elif f in INT_COLUMNS or f == "samples":
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise InputError(f"{where}.{f} must be a whole number, got {v!r}.", "session")
+        elif f in FLOAT_COLUMNS:
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise InputError(f"{where}.{f} must be a number, got {v!r}.", "session")
+            v = float(v)
+        setattr(r, f, v)
+    if r.status not in STATUSES:
+        raise InputError(f"{where}.status {r.status!r} is not one of {', '.join(STATUSES)}.", "session")
+    samples = d.get("samples_ms")
+    if samples is not None:
+        if not isinstance(samples, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in samples):
+            raise InputError(f"{where}.samples_ms must be a list of numbers.", "session")
+        r.samples_ms = np.asarray(samples, dtype=float)
+    lines = d.get("trace")
+    if lines is not None:
+        if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+            raise InputError(f"{where}.trace must be a list of oneDNN verbose lines.", "session")
+        from explorer.core.trace.onednn import Primitive, parse_line
+
+        r.trace = [p for p in (parse_line(x) for x in lines) if isinstance(p, Primitive)]
+    ops = d.get("aten")
+    if ops is not None:
+        from explorer.core.trace.aten import AtenOp
+
+        try:
+            r.aten = [AtenOp(str(o["name"]), int(o["depth"]), float(o["start_us"]), float(o["dur_us"])) for o in ops]
+        except (TypeError, KeyError, ValueError):
+            raise InputError(f"{where}.aten must be a list of {{name, depth, start_us, dur_us}} objects.", "session") from None
+    return r
+
+
+def point_to_dict(p) -> dict:
+    d = {"index": p.index, "values": dict(p.values), "threads": p.threads, "error": p.error,
+         "error_field": p.error_field, "line": p.line, "text": p.text}
+    if p.spec is not None:
+        d["spec"] = {**spec_to_dict(p.spec), "name": p.spec.name}
+    return d
+
+
+def point_from_dict(d, where: str):
+    from explorer.core.problem.sweep_plan import SweepPoint
+
+    if not isinstance(d, dict) or not isinstance(d.get("index"), int) or not isinstance(d.get("values", {}), dict):
+        raise InputError(f"{where} must be an object with an 'index' and 'values'.", "session")
+    spec = None
+    if d.get("spec") is not None:
+        spec = spec_from_dict(d["spec"], f"{where}.spec")
+        if isinstance(d["spec"].get("name"), str) and d["spec"]["name"] != spec.name:
+            spec = spec.replace(name=d["spec"]["name"])
+    threads = d.get("threads") if isinstance(d.get("threads"), int) else None
+    line = d.get("line") if isinstance(d.get("line"), int) else None
+    return SweepPoint(d["index"], dict(d.get("values") or {}), spec, threads, str(d.get("error") or ""),
+                      d.get("error_field") if isinstance(d.get("error_field"), str) else None, line,
+                      str(d.get("text") or ""))
+
+
+def sweep_to_dict(sweep: dict) -> dict:
+    """A sweep's setup (mode, varies, batch, run options), its points and its rows, each with its point index."""
+    items = []
+    for idx, item in sweep.get("items", []):
+        if isinstance(item, Result):
+            items.append({"point": idx, "result": result_to_dict(item, with_samples=False)})
+        else:
+            items.append({"point": idx, "row": {k: _clean(v) for k, v in item.items()}})
+    return {"setup": {k: _clean(v) for k, v in (sweep.get("setup") or {}).items()},
+            "points": [point_to_dict(p) for p in sweep.get("points", [])], "items": items}
+
+
+def sweep_from_dict(d, name: str) -> dict | None:
+    if d is None:
+        return None
+    where = f"{name}: sweep"
+    if not isinstance(d, dict) or not isinstance(d.get("points"), list) or not isinstance(d.get("items"), list):
+        raise InputError(f"{where} must be an object with 'points' and 'items' lists.", "session")
+    points = [point_from_dict(p, f"{where}.points[{i}]") for i, p in enumerate(d["points"])]
+    items = []
+    for i, it in enumerate(d["items"]):
+        w = f"{where}.items[{i}]"
+        if not isinstance(it, dict) or not isinstance(it.get("point"), int):
+            raise InputError(f"{w} must be an object with a 'point' index.", "session")
+        if "result" in it:
+            items.append((it["point"], result_from_dict(it["result"], w)))
+        elif isinstance(it.get("row"), dict):
+            items.append((it["point"], dict(it["row"])))
+        else:
+            raise InputError(f"{w} has neither a 'result' nor a 'row'.", "session")
+    setup = d.get("setup") if isinstance(d.get("setup"), dict) else {}
+    return {"setup": setup, "points": points, "items": items}
+
+
+def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None) -> dict:
+    out = {
+        "format": FORMAT,
+        "version": VERSION,
+        "spec": spec_to_dict(spec),
+        "options": {k: _clean(v) for k, v in (options or {}).items()},
+        "columns": list(CSV_COLUMNS),
+        "results": [result_to_dict(r) for r in results],
+    }
+    if sweep and (sweep.get("items") or sweep.get("points")):
+        out["sweep"] = sweep_to_dict(sweep)
+    return out
+
+
+def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results: list[Result],
+                 sweep: dict | None = None) -> None:
+    """Write the session atomically (temp file + rename): the file on disk is always whole."""
+    text = json.dumps(session_to_dict(spec, options, results, sweep), indent=1, allow_nan=False)
+    atomic_write_text(path, text + "\n")
+
+
+def _check_options(o, where: str = "options") -> dict:
+    if o is None:
+        return {}
+    if not isinstance(o, dict):
+        raise InputError(f"{where} must be an object.", "session")
+    out = dict(o)
+    paths = out.get("paths")
+    if paths is not None:
+        from explorer.core.paths.base import ALL_PATHS as PATHS
+
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise InputError(f"{where}.paths must be a list of path names.", "session")
+        unknown = [p for p in paths if p not in PATHS]
+        if unknown:
+            raise InputError(f"{where}.paths names unknown path {unknown[0]!r}; known: {', '.join(PATHS)}.", "session")
+    threads = out.get("threads")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        raise InputError(f"{where}.threads must be a positive whole number or null, got {threads!r}.", "session")
+    budget = out.get("budget_ms")
+    if budget is not None and (not isinstance(budget, (int, float)) or isinstance(budget, bool) or budget <= 0):
+        raise InputError(f"{where}.budget_ms must be a positive number, got {budget!r}.", "session")
+    return out
+
+
+def session_from_dict(data, name: str = "the session") -> Session:
+    if not isinstance(data, dict):
+        raise InputError(f"{name} is not an MKLDNN Explorer session: the top level is not a JSON object.", "session")
+    if data.get("format") != FORMAT:
+        raise InputError(f"{name} is not an MKLDNN Explorer session (its 'format' is {data.get('format')!r}).", "session")
+    version = data.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise InputError(f"{name} has session version {version!r}; this app reads version {VERSION}.", "session")
+    spec = spec_from_dict(data.get("spec"), f"{name}: spec")
+    options = _check_options(data.get("options"), f"{name}: options")
+    raw = data.get("results", [])
+    if not isinstance(raw, list):
+        raise InputError(f"{name}: 'results' must be a list.", "session")
+    results = [result_from_dict(d, f"{name}: results[{i}]") for i, d in enumerate(raw)]
+    return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name))
+
+
+def load_session(path: str | os.PathLike) -> Session:
+    """Read a session file; any problem raises InputError with one sentence naming it."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"cannot open {str(p)!r}: no such file.", "session") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {str(p)!r}: {e.__class__.__name__}: {e}.", "session") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{str(p)!r} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.", "session") from None
+    return session_from_dict(data, repr(str(p)))
