@@ -25,32 +25,32 @@ import pytest
 # ---- every module path this test depends on: a module move updates this block only ------------------
 # Patched where it is looked up: `from x import y` copies are patched in the importing module.
 PATCH_TARGETS = {
-    "explorer.core.runner.measure_iter": "measure_iter",  # runner: `from harness import measure_iter`
-    "explorer.core.harness.measure": "measure",  # model, model_chained, model_drift import it when called
-    "explorer.core.runner.prepare": "prepare",  # runner: `from paths import prepare` (tags each path's fn)
-    "explorer.core.paths.prepare": "prepare",  # model_sequence, model_drift import it when called
-    "explorer.core.model_chained.prepare_chained": "prepare_chained",  # measure_chained's global
-    "explorer.core.runner._add_trace": "add_trace",  # oneDNN verbose: kernel names depend on the ISA
-    "explorer.core.runner._add_aten": "add_aten",  # the profiler's call (CSV only; slow)
-    "explorer.core.runner._stored_bytes": "stored_bytes",  # oneDNN's blocked sizes depend on the ISA
-    "explorer.core.machine.peak": "peak",  # the machine's cached peak (and note_rate's cache writes)
-    "explorer.core.model.time_sequence": "time_sequence",  # model: `from model_sequence import time_sequence`
-    "explorer.core.model.compare_outputs": "compare_outputs",  # real float error of a mode's output
-    "explorer.core.model._graph_conversion_ms": "graph_conversion_ms",  # profiler timing (jit_mkldnn)
-    "explorer.core.model_inplace.convs_in_forward_ms": "convs_in_forward_ms",  # model imports it when called
+    "explorer.core.jobs.run.measure_iter": "measure_iter",  # runner: `from harness import measure_iter`
+    "explorer.core.measure.harness.measure": "measure",  # model, model_chained, model_drift import it when called
+    "explorer.core.jobs.run.prepare": "prepare",  # runner: `from paths import prepare` (tags each path's fn)
+    "explorer.core.paths.registry.prepare": "prepare",  # model_sequence, model_drift import it when called
+    "explorer.core.model.chained.prepare_chained": "prepare_chained",  # measure_chained's global
+    "explorer.core.jobs.run._add_trace": "add_trace",  # oneDNN verbose: kernel names depend on the ISA
+    "explorer.core.jobs.run._add_aten": "add_aten",  # the profiler's call (CSV only; slow)
+    "explorer.core.jobs.run._stored_bytes": "stored_bytes",  # oneDNN's blocked sizes depend on the ISA
+    "explorer.core.measure.machine.peak": "peak",  # the machine's cached peak (and note_rate's cache writes)
+    "explorer.core.model.planner.time_sequence": "time_sequence",  # model: `from model_sequence import time_sequence`
+    "explorer.core.model.planner.compare_outputs": "compare_outputs",  # real float error of a mode's output
+    "explorer.core.model.planner._graph_conversion_ms": "graph_conversion_ms",  # profiler timing (jit_mkldnn)
+    "explorer.core.model.inplace.convs_in_forward_ms": "convs_in_forward_ms",  # model imports it when called
 }
 USES = {  # read, never patched
     "main": "explorer.cli.main",
-    "Measurement": "explorer.core.harness.Measurement",
-    "Progress": "explorer.core.harness.Progress",
-    "Interference": "explorer.core.interference.Interference",
-    "SequenceTiming": "explorer.core.model_sequence.SequenceTiming",
-    "MODULE_NOTE": "explorer.core.model_inplace.MODULE_NOTE",
-    "GRAPH_NOTE": "explorer.core.model_inplace.GRAPH_NOTE",
-    "real_prepare": "explorer.core.paths.prepare",
-    "real_prepare_chained": "explorer.core.model_chained.prepare_chained",
+    "Measurement": "explorer.core.measure.harness.Measurement",
+    "Progress": "explorer.core.measure.harness.Progress",
+    "Interference": "explorer.core.measure.interference.Interference",
+    "SequenceTiming": "explorer.core.model.sequence.SequenceTiming",
+    "MODULE_NOTE": "explorer.core.model.inplace.MODULE_NOTE",
+    "GRAPH_NOTE": "explorer.core.model.inplace.GRAPH_NOTE",
+    "real_prepare": "explorer.core.paths.registry.prepare",
+    "real_prepare_chained": "explorer.core.model.chained.prepare_chained",
 }
-ENV = {"MKLDNN_EXPLORER_IN_PROCESS": "1"}  # explorer.core.measuring: measure here, where the fakes are
+ENV = {"MKLDNN_EXPLORER_IN_PROCESS": "1"}  # explorer.core.process.measuring: measure here, where the fakes are
 # -----------------------------------------------------------------------------------------------------
 
 GOLDEN = Path(__file__).parent / "golden"
