@@ -3,8 +3,8 @@ see the layer table (sortable; each layer's best path, a bar of its share of the
 end-to-end modes (measured beside predicted), the one-line answer, and jump from a layer to the Run tab.
 
 The job is core.model.iter_model, run through explorer.gui.measure (the measuring child process) like the
-Run and Sweep tabs: never in the window's process. Events arrive in a QThread that only reads the pipe and
-forwards them, coalesced, as queued signals.
+Run and Sweep tabs: never in the window's process. worker.ModelController runs it in the job worker every
+tab shares (a QThread that only reads the pipe and forwards the events as queued signals).
 
 API (for the main window):
     ModelView(parent=None)
@@ -17,9 +17,7 @@ API (for the main window):
 
 from __future__ import annotations
 
-import traceback
-
-from PySide6.QtCore import QRect, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -40,18 +38,13 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError
 from explorer.core.model.drift import drift_label
-from explorer.gui import measure
 from explorer.gui.colors import path_color
-from explorer.gui.worker import MeasureWorker, ThreadController
+from explorer.gui.worker import ModelController
+from explorer.gui.worker import live_threads as live_threads  # the one registry of job threads
 
 SHARE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
 BUILTIN_CHOICES = ("resnet50", "mobilenet_v2", "resnet18", "tiny")
-_live_threads: set = set()
-
-
-def live_threads() -> int:
-    return len(_live_threads)
 
 
 class _Num(QTableWidgetItem):
@@ -85,85 +78,6 @@ class ShareBar(QStyledItemDelegate):
         painter.save()
         painter.fillRect(QRect(r.left(), r.top(), max(1, int(r.width() * min(1.0, share))), r.height()), color)
         painter.restore()
-
-
-class ModelWorker(MeasureWorker):
-    """Reads the model job's events from the measuring process and forwards them to the GUI thread."""
-
-    inventory = Signal(object)  # core.model.Inventory
-    layer_done = Signal(int, object)  # layer index, Result
-    mode_started = Signal(str, int, int)
-    mode_done = Signal(object)  # ModeResult
-    report = Signal(object)  # ModelReport
-    progress = Signal(str)
-
-    def __init__(self, args: tuple, kwargs: dict):
-        super().__init__()
-        self.args, self.kwargs = args, kwargs
-
-    @Slot()
-    def run(self) -> None:
-        from explorer.core.jobs.events import PathFinished, PathStarted, PointStarted, Samples
-        from explorer.core.model.planner import ModeFinished, ModelFinished, ModelStarted, ModeStarted
-
-        cancelled = False
-        current = -1
-        names: dict[int, str] = {}
-        try:
-            for ev in measure.events("model", *self.args, cancel=self._cancel, **self.kwargs):
-                measure.set_timing(False)  # the child is between bursts now
-                if isinstance(ev, Samples):
-                    self.at_boundary()  # the child waits until the window drew
-                elif isinstance(ev, ModelStarted):
-                    names = {i: lay.name for i, lay in enumerate(ev.inventory.layers)}
-                    self.inventory.emit(ev.inventory)
-                elif isinstance(ev, PointStarted):
-                    current = ev.point.index
-                    p = ev.progress
-                    self.progress.emit(f"layer {p.done + 1}/{p.total}: {names.get(current, '')}")
-                elif isinstance(ev, PathStarted):
-                    self.progress.emit(f"layer {current + 1}/{len(names)}: {names.get(current, '')} · {ev.path}")
-                elif isinstance(ev, PathFinished):
-                    ev.result.samples_ms = None
-                    self.layer_done.emit(current, ev.result)
-                elif isinstance(ev, ModeStarted):
-                    self.mode_started.emit(ev.mode, ev.index, ev.total)
-                    self.progress.emit(f"end to end {ev.index + 1}/{ev.total}: {ev.mode}")
-                elif isinstance(ev, ModeFinished):
-                    self.mode_done.emit(ev.result)
-                elif isinstance(ev, ModelFinished):
-                    cancelled = ev.cancelled
-                    self.report.emit(ev.report)
-        except ExplorerError as e:
-            self.failed.emit(str(e), getattr(e, "field", None) or "")
-        except Exception as e:  # noqa: BLE001 - shown to the user, never crashes the app
-            traceback.print_exc()
-            self.failed.emit(f"{type(e).__name__}: {e}", "")
-        finally:
-            measure.set_timing(False)
-            self.done.emit(cancelled or self._cancel.is_set())
-
-
-class ModelController(ThreadController):
-    inventory = Signal(object)
-    layer_done = Signal(int, object)
-    mode_started = Signal(str, int, int)
-    mode_done = Signal(object)
-    report = Signal(object)
-    progress = Signal(str)
-    SHUTDOWN_MS = 10_000
-    registries = (_live_threads,)
-
-    def start(self, args: tuple, kwargs: dict) -> bool:
-        if self.running:
-            return False
-        worker = ModelWorker(args, kwargs)
-        worker.done.connect(lambda _c: QThread.currentThread().quit(), Qt.DirectConnection)
-        return self._launch(worker, "mkldnn-explorer-model", {
-            worker.inventory: self.inventory.emit, worker.layer_done: self.layer_done.emit,
-            worker.mode_started: self.mode_started.emit, worker.mode_done: self.mode_done.emit,
-            worker.report: self.report.emit, worker.progress: self.progress.emit,
-        })
 
 
 LAYER_HEAD = ("layer", "count", "desc", "best path", "best ms", "margin", "share of conv time")
