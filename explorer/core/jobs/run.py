@@ -21,7 +21,7 @@ from explorer.core.jobs.options import RunOptions
 from explorer.core.measure import machine
 from explorer.core.measure.allocator import current as current_allocator
 from explorer.core.measure.harness import Budget, Progress, measure_iter
-from explorer.core.measure.retry import MAX_ATTEMPTS, better, iter_until_trusted  # noqa: F401 - better: runner.better, re-exported
+from explorer.core.measure.retry import MAX_ATTEMPTS, better, iter_until_trusted  # noqa: F401 - better re-exported (runner.better)
 from explorer.core.paths.base import Tensors, is_unsupported, one_line, to_dense
 from explorer.core.paths.registry import prepare
 from explorer.core.problem.memory import check_memory
