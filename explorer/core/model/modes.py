@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from explorer.core.measure.retry import MAX_ATTEMPTS, better
+from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model.inventory import Inventory
 from explorer.core.model.report import MODE_PATH, ModelOptions, ModeResult
@@ -150,21 +150,15 @@ def _measure_conversions(prep: PreparedMode, budget_ms: float, cancel) -> tuple[
 
 
 def timed(fn: Callable[[], object], budget_ms: float, cancel, min_samples: int = 5, warmup: int = 1):
-    """The runner's rule for one end-to-end loop: a noisy loop is measured again, up to MAX_ATTEMPTS,
-    and the better of the attempts kept (runner.better). Returns (Measurement, attempts) or None if cancelled."""
+    """The runner's rule for one end-to-end loop (measure.retry): a noisy loop is measured again, up to
+    MAX_ATTEMPTS, and the better of the attempts kept; only the first attempt warms up. Returns
+    (Measurement, attempts) or None if cancelled."""
     from explorer.core.measure.harness import Budget, measure
 
-    m = None
-    attempt = 0
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        new = measure(fn, Budget(budget_ms, min_samples, warmup=warmup), cancel)
-        if new.stop_reason == "cancelled":
-            return None
-        m = better(m, new)
-        warmup = 0
-        if m.quality != "noisy":
-            break
-    return m, attempt
+    def measure_once(attempt: int):
+        return measure(fn, Budget(budget_ms, min_samples, warmup=warmup if attempt == 1 else 0), cancel)
+
+    return measure_until_trusted(measure_once, MAX_ATTEMPTS)
 
 
 def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, inv=None,
