@@ -31,7 +31,7 @@ COMMANDS: dict = {}
 
 
 def add_parsers(sub) -> None:
-    from explorer.core.model.planner import DEFAULT_MODE_BUDGET_MS, MODES
+    from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS, MODES
 
     p = sub.add_parser(
         "model", help="plan a whole model: per-layer paths, end-to-end modes measured and predicted",
@@ -58,7 +58,7 @@ def add_parsers(sub) -> None:
 
 
 def _modes_arg(text: str) -> tuple[str, ...]:
-    from explorer.core.model.planner import MODES
+    from explorer.core.model.report import MODES
 
     if text.strip() == "all":
         return MODES
@@ -69,17 +69,9 @@ def cmd_model(args) -> int:
     from explorer.core.jobs.events import PathFinished, PointSkipped, PointStarted
     from explorer.core.jobs.options import RunOptions
     from explorer.core.measure.interference import warning_line
-    from explorer.core.model.planner import (
-        ModeFinished,
-        ModelCsvSink,
-        ModelFinished,
-        ModelOptions,
-        ModelStarted,
-        ModeStarted,
-        layer_path_row,
-        parse_input,
-        report_rows,
-    )
+    from explorer.core.model.load import parse_input
+    from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, report_rows
+    from explorer.core.model.report import ModeFinished, ModelFinished, ModelOptions, ModelStarted, ModeStarted
     from explorer.core.problem.spec import parse_dtype
     from explorer.core.report.results import check_writable
 
@@ -138,7 +130,7 @@ def cmd_model(args) -> int:
             if warn:
                 print(warn)
             print()
-            from explorer.core.model.planner import mode_line
+            from explorer.core.model.report import mode_line
 
             for r in report.modes:
                 print(mode_line(r))
@@ -166,7 +158,7 @@ def format_layers(report) -> str:
         for p in s.results:
             if p not in paths:
                 paths.append(p)
-    from explorer.core.model.planner import CHAINED_PATH
+    from explorer.core.model.chained import CHAINED_PATH
 
     chained = any(s.chained is not None for s in report.layers)  # jit_mkldnn's per-layer time, not a contender
     head = ("layer", "count", "desc", *(f"{p} ms" for p in paths), *((f"{CHAINED_PATH} ms",) if chained else ()),

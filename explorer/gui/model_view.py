@@ -95,7 +95,7 @@ class ModelView(QWidget):
         super().__init__(parent)
         self.setObjectName("modelView")
         from explorer.core.jobs.options import RunOptions
-        from explorer.core.model.planner import DEFAULT_MODE_BUDGET_MS
+        from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS
 
         self.opts = RunOptions(budget_ms=300.0)
         self.mode_budget_ms = DEFAULT_MODE_BUDGET_MS
@@ -227,7 +227,8 @@ class ModelView(QWidget):
         return self.controller.running
 
     def run(self) -> bool:
-        from explorer.core.model.planner import ModelOptions, parse_input
+        from explorer.core.model.load import parse_input
+        from explorer.core.model.report import ModelOptions
 
         if self.controller.running:
             return False
@@ -314,7 +315,7 @@ class ModelView(QWidget):
         return ordered(seen)
 
     def _fill_layers(self) -> None:
-        from explorer.core.model.planner import summarize_layer
+        from explorer.core.model.report import summarize_layer
 
         if self.inv is None:
             return
@@ -374,7 +375,7 @@ class ModelView(QWidget):
             t.setColumnWidth(c, min(t.columnWidth(c), caps.get(c, 110)))
 
     def _fill_modes(self, modes) -> None:
-        from explorer.core.model.planner import MODE_LABEL
+        from explorer.core.model.report import MODE_LABEL
 
         t = self.modes_table
         t.clearSpans()
@@ -441,7 +442,7 @@ class ModelView(QWidget):
     def export_csv(self, path: str | None = None) -> bool:
         import os
 
-        from explorer.core.model.planner import report_rows, write_model_csv
+        from explorer.core.model.model_csv import report_rows, write_model_csv
 
         if self.report is None:
             return False

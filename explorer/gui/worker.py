@@ -307,7 +307,7 @@ def model_job(args: tuple, kwargs: dict) -> Job:
 
     def job(w: JobWorker):
         from explorer.core.jobs.events import PathFinished, PathStarted, PointStarted, Samples
-        from explorer.core.model.planner import ModeFinished, ModelFinished, ModelStarted, ModeStarted
+        from explorer.core.model.report import ModeFinished, ModelFinished, ModelStarted, ModeStarted
 
         current = -1
         names: dict[int, str] = {}

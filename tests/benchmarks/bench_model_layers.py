@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from explorer.core.model.planner import conv_paths, set_submodule
+from explorer.core.model.surgery import conv_paths, set_submodule
 from explorer.core.model.zoo import build
 
 WAYS = ("in model", "alone", "cold w", "fresh in", "flushed")

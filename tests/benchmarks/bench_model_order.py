@@ -33,7 +33,10 @@ import numpy as np
 import torch
 
 from explorer.core.model.inplace import convs_in_forward_ms
-from explorer.core.model import planner as M
+from explorer.core.model import chained as model_chained
+from explorer.core.model import inventory as model_inventory
+from explorer.core.model import modes as model_modes
+from explorer.core.model import report as model_report
 from explorer.core.model import zoo as model_zoo
 from explorer.core.model.sequence import build_sequence
 from explorer.core.paths.base import Tensors
@@ -52,7 +55,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("net")
     ap.add_argument("--mb", type=int, default=1)
-    ap.add_argument("--mode", default="nchw", choices=M.MODES)
+    ap.add_argument("--mode", default="nchw", choices=model_report.MODES)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--onednn-split", action="store_true")
@@ -62,10 +65,10 @@ def main(argv=None) -> int:
     torch.set_grad_enabled(False)
     net = model_zoo.build(a.net).eval()
     x = torch.randn(a.mb, 3, a.hw, a.hw, generator=torch.Generator().manual_seed(0))
-    inv = M.take_inventory(net, x, a.net)
-    prep = M._prepare_mode(a.mode, net, x, "f32")
+    inv = model_inventory.take_inventory(net, x, a.net)
+    prep = model_modes.prepare_mode(a.mode, net, x, "f32")
     rem = prep.remainder()
-    seq, why = build_sequence(a.mode, M.MODE_PATH[a.mode], inv, {})
+    seq, why = build_sequence(a.mode, model_report.MODE_PATH[a.mode], inv, {})
     if seq is None:
         raise SystemExit(why)
     in_order = [p.fn for _, _, p in seq.sites]
@@ -76,7 +79,7 @@ def main(argv=None) -> int:
     alone = []
     for (li, path), n in counts.items():
         t = Tensors.make(inv.layers[li].spec)
-        p = M.prepare_chained(t) if path == M.CHAINED_PATH else prepare(path, t)
+        p = model_chained.prepare_chained(t) if path == model_chained.CHAINED_PATH else prepare(path, t)
         alone.append((p.fn, n))
 
     def one_pass():

@@ -140,7 +140,7 @@ def test_an_existing_csv_is_not_overwritten(tmp_path, capsys):
 
 def test_a_prediction_on_a_noisy_loop_is_marked_in_the_modes_table():
     from explorer.cli.model import format_modes
-    from explorer.core.model.planner import ModeResult
+    from explorer.core.model.report import ModeResult
 
     class Report:
         modes = [ModeResult("nchw", measured_ms=10.0, predicted_ms=9.0, conv_ms=7.0, remainder_ms=2.0, quality="ok",

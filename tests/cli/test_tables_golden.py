@@ -34,10 +34,10 @@ PATCH_TARGETS = {
     "explorer.core.jobs.run._add_aten": "add_aten",  # the profiler's call (CSV only; slow)
     "explorer.core.jobs.run._stored_bytes": "stored_bytes",  # oneDNN's blocked sizes depend on the ISA
     "explorer.core.measure.machine.peak": "peak",  # the machine's cached peak (and note_rate's cache writes)
-    "explorer.core.model.planner.time_sequence": "time_sequence",  # model: `from model_sequence import time_sequence`
-    "explorer.core.model.planner.compare_outputs": "compare_outputs",  # real float error of a mode's output
-    "explorer.core.model.planner._graph_conversion_ms": "graph_conversion_ms",  # profiler timing (jit_mkldnn)
-    "explorer.core.model.inplace.convs_in_forward_ms": "convs_in_forward_ms",  # model imports it when called
+    "explorer.core.model.modes.time_sequence": "time_sequence",  # modes: `from model.sequence import time_sequence`
+    "explorer.core.model.modes.compare_outputs": "compare_outputs",  # real float error of a mode's output
+    "explorer.core.model.modes._graph_conversion_ms": "graph_conversion_ms",  # profiler timing (jit_mkldnn)
+    "explorer.core.model.modes.convs_in_forward_ms": "convs_in_forward_ms",  # modes: `from model.inplace import ...`
 }
 USES = {  # read, never patched
     "main": "explorer.cli.main",

@@ -13,13 +13,20 @@ from torch import nn
 
 from explorer.core.errors import InputError
 from explorer.core.jobs.options import RunOptions
-from explorer.core.model import planner as M
+from explorer.core.model import chained as model_chained
+from explorer.core.model import inventory as model_inventory
+from explorer.core.model import job as model_job
+from explorer.core.model import load as model_load
+from explorer.core.model import model_csv
+from explorer.core.model import modes as model_modes
+from explorer.core.model import report as model_report
+from explorer.core.model import surgery as model_surgery
 from explorer.core.model import zoo as model_zoo
 
 
 def _inv(name, shape):
     net = model_zoo.build(name)
-    return M.take_inventory(net, torch.randn(shape), name)
+    return model_inventory.take_inventory(net, torch.randn(shape), name)
 
 
 def test_resnet50_has_53_convs_named_after_their_modules():
@@ -71,12 +78,12 @@ class Vol(nn.Module):
 
 
 def test_conv1d_becomes_a_2d_spec_and_conv3d_is_listed_but_not_measured():
-    inv = M.take_inventory(OneAndThree().eval(), torch.randn(2, 4, 20))
+    inv = model_inventory.take_inventory(OneAndThree().eval(), torch.randn(2, 4, 20))
     (lay,) = inv.layers
     assert lay.kind == "Conv1d"
     s = lay.spec
     assert (s.ih, s.kh, s.iw, s.kw, s.sw, s.pw) == (1, 1, 20, 3, 2, 1) and s.ow == 10
-    inv3 = M.take_inventory(Vol().eval(), torch.randn(1, 2, 4, 6, 6))
+    inv3 = model_inventory.take_inventory(Vol().eval(), torch.randn(1, 2, 4, 6, 6))
     (lay3,) = inv3.layers
     assert lay3.kind == "Conv3d" and lay3.spec is None and "3-D" in lay3.error and "id4" in lay3.desc
 
@@ -84,17 +91,17 @@ def test_conv1d_becomes_a_2d_spec_and_conv3d_is_listed_but_not_measured():
 def test_torchscript_and_exported_models_get_the_same_inventory(tmp_path):
     net = model_zoo.build("tiny")
     x = torch.randn(1, 3, 32, 32)
-    eager = [(s.module, s.input_shape) for s in M.take_inventory(net, x).sites]
+    eager = [(s.module, s.input_shape) for s in model_inventory.take_inventory(net, x).sites]
     ts = tmp_path / "tiny.pt"
     torch.jit.script(net).save(str(ts))
     pt2 = tmp_path / "tiny.pt2"
     torch.export.save(torch.export.export(net, (x,)), str(pt2))
     for path, kind in ((ts, "torchscript"), (pt2, "export")):
-        loaded = M.load_model(str(path))
+        loaded = model_load.load_model(str(path))
         assert loaded.kind == kind
-        inv = M.take_inventory(loaded.module, x, str(path), kind=loaded.kind)
+        inv = model_inventory.take_inventory(loaded.module, x, str(path), kind=loaded.kind)
         assert [(s.module, s.input_shape) for s in inv.sites] == eager, kind
-    assert M.load_model(str(pt2)).expected_input == (1, 3, 32, 32)
+    assert model_load.load_model(str(pt2)).expected_input == (1, 3, 32, 32)
 
 
 def test_stubbed_convs_give_the_same_output_without_running_a_conv():
@@ -102,18 +109,18 @@ def test_stubbed_convs_give_the_same_output_without_running_a_conv():
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad():
         ref = net(x)
-    assert M.stub_convs(net, lambda: net(x)) == 4
+    assert model_surgery.stub_convs(net, lambda: net(x)) == 4
     with torch.no_grad():
         out = net(x)
     assert torch.equal(out, ref)
-    assert M._record_convs(net, x) == []  # no aten.convolution left in the forward
+    assert model_inventory._record_convs(net, x) == []  # no aten.convolution left in the forward
 
 
 def test_compare_outputs_measures_the_error_against_the_reference():
     ref = torch.tensor([1.0, -4.0])
-    err, rel = M.compare_outputs(torch.tensor([1.5, -4.0]), ref)
+    err, rel = model_surgery.compare_outputs(torch.tensor([1.5, -4.0]), ref)
     assert err == pytest.approx(0.5) and rel == pytest.approx(0.125)
-    assert M.compare_outputs(torch.tensor([1.0, -4.0]).to_mkldnn(), ref) == (0.0, 0.0)
+    assert model_surgery.compare_outputs(torch.tensor([1.0, -4.0]).to_mkldnn(), ref) == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("text, words", [
@@ -126,24 +133,24 @@ def test_compare_outputs_measures_the_error_against_the_reference():
 ])
 def test_bad_model_values_are_one_sentence(text, words):
     with pytest.raises(InputError) as e:
-        M.load_model(text)
+        model_load.load_model(text)
     assert words in str(e.value) and "\n" not in str(e.value)
 
 
 def test_input_rank_and_channels_are_checked_before_forward():
     net = model_zoo.build("tiny")
     with pytest.raises(InputError, match="4-D input"):
-        M.check_input_rank(net, (1, 3, 32))
+        model_inventory.check_input_rank(net, (1, 3, 32))
     with pytest.raises(InputError, match="takes 3"):
-        M.check_input_rank(net, (1, 5, 32, 32))
-    M.check_input_rank(net, (1, 3, 32, 32))
+        model_inventory.check_input_rank(net, (1, 5, 32, 32))
+    model_inventory.check_input_rank(net, (1, 3, 32, 32))
 
 
 def test_parse_input():
-    assert M.parse_input("1,3,224,224") == (1, 3, 224, 224)
+    assert model_load.parse_input("1,3,224,224") == (1, 3, 224, 224)
     for bad in ("1,3,a", "0,3,4,4", "7"):
         with pytest.raises(InputError):
-            M.parse_input(bad)
+            model_load.parse_input(bad)
 
 
 class WithReLU6(nn.Module):
@@ -158,18 +165,18 @@ class WithReLU6(nn.Module):
         return self.act(self.conv(x))
 
 
-def _fast_run(model, shape="1,3,16,16", modes=M.MODES):
+def _fast_run(model, shape="1,3,16,16", modes=model_report.MODES):
     ropts = RunOptions(paths=("dense", "channels_last", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
-    mopts = M.ModelOptions(modes=modes, mode_budget_ms=10, min_samples=3)
-    return list(M.iter_model(model, shape, run_opts=ropts, model_opts=mopts, threads=1))
+    mopts = model_report.ModelOptions(modes=modes, mode_budget_ms=10, min_samples=3)
+    return list(model_job.iter_model(model, shape, run_opts=ropts, model_opts=mopts, threads=1))
 
 
 def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     events = _fast_run("tiny", "2,3,16,16")
-    assert isinstance(events[0], M.ModelStarted)
+    assert isinstance(events[0], model_report.ModelStarted)
     report = events[-1].report
-    assert isinstance(events[-1], M.ModelFinished) and not events[-1].cancelled
-    assert [r.mode for r in report.modes] == list(M.MODES)
+    assert isinstance(events[-1], model_report.ModelFinished) and not events[-1].cancelled
+    assert [r.mode for r in report.modes] == list(model_report.MODES)
     for r in report.modes:
         assert r.status == "ok", (r.mode, r.error)
         assert r.measured_ms > 0 and r.rel_err < 1e-3
@@ -193,11 +200,11 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     assert "frozen graph's own 4 conv nodes" in jit.predict_note
     assert pw.best_path in ("dense", "channels_last", "mkldnn") and pw.margin >= 1
     assert report.mode("to_mkldnn").conversion_ms > 0  # input to_mkldnn + output to_dense
-    rows = list(csv.DictReader(io.StringIO(M.rows_to_text(M.report_rows(report)))))
+    rows = list(csv.DictReader(io.StringIO(model_csv.rows_to_text(model_csv.report_rows(report)))))
     kinds = [r["kind"] for r in rows]
     # 3 layers x 3 paths, and each layer's mkldnn_chained row (jit_mkldnn's per-layer time)
     assert kinds.count("layer") == 3 and kinds.count("layer_path") == 12 and kinds.count("mode") == 4
-    assert sum(r["path"] == M.CHAINED_PATH for r in rows) == 3
+    assert sum(r["path"] == model_chained.CHAINED_PATH for r in rows) == 3
     mode_rows = {r["mode"]: r for r in rows if r["kind"] == "mode"}
     assert float(mode_rows["to_mkldnn"]["measured_ms"]) == pytest.approx(report.mode("to_mkldnn").measured_ms, rel=1e-5)
     assert mode_rows["nchw"]["quality"] == report.mode("nchw").quality
@@ -238,7 +245,7 @@ def test_a_mode_the_model_cannot_run_names_the_op_and_the_module(tmp_path, monke
     r = events[-1].report.mode("to_mkldnn")
     assert r.status in ("unsupported", "error")
     assert "hardtanh" in r.error and "act" in r.error and "\n" not in r.error
-    assert "cannot run" in M.mode_line(r)
+    assert "cannot run" in model_report.mode_line(r)
 
 
 class MeanHead(nn.Module):
@@ -255,13 +262,13 @@ def test_the_jit_remainder_model_runs_refusing_modules_as_the_jit_would():
     xm = x.to_mkldnn()
     with pytest.raises(NotImplementedError):
         mm(xm)
-    assert M._make_mkldnn_runnable(mm, lambda: mm(xm)) == ["1", "3"]
+    assert model_surgery.make_mkldnn_runnable(mm, lambda: mm(xm)) == ["1", "3"]
     assert type(mm[1]).__name__ == "MkldnnEltwise" and type(mm[3]).__name__ == "DenseIsland"
     with torch.no_grad():
         out = mm(xm)
     assert out.layout == torch._mkldnn and tuple(out.shape) == (1, 4, 1, 1)
     # the hooks that found the modules left every output as it was
-    assert M._failing_module(mm, lambda: mm(xm)) is None
+    assert model_surgery._failing_module(mm, lambda: mm(xm)) is None
 
 
 def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
@@ -274,16 +281,16 @@ def test_cancel_during_the_layer_table_ends_with_the_rows_measured_so_far():
 
     ropts = RunOptions(paths=("dense", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
     events = []
-    for ev in M.iter_model("tiny", "1,3,16,16", run_opts=ropts, threads=1, cancel=cancel,
-                           model_opts=M.ModelOptions(mode_budget_ms=10, min_samples=3)):
+    for ev in model_job.iter_model("tiny", "1,3,16,16", run_opts=ropts, threads=1, cancel=cancel,
+                           model_opts=model_report.ModelOptions(mode_budget_ms=10, min_samples=3)):
         events.append(ev)
         if isinstance(ev, PathFinished):
             seen["rows"] += 1
     last = events[-1]
-    assert isinstance(last, M.ModelFinished) and last.cancelled
-    assert not any(isinstance(e, M.ModeStarted) for e in events)
+    assert isinstance(last, model_report.ModelFinished) and last.cancelled
+    assert not any(isinstance(e, model_report.ModeStarted) for e in events)
     assert [s.layer.name for s in last.report.layers] == ["stem"]
-    rows = M.report_rows(last.report)
+    rows = model_csv.report_rows(last.report)
     assert [r["kind"] for r in rows] == ["layer", "layer_path", "layer_path"]
 
 
@@ -295,9 +302,9 @@ def test_the_jit_remainder_runs_relu6_as_the_flat_clamp_the_jit_runs_not_an_mkld
     x = torch.randn(1, 3, 8, 8)
     mm = torch.utils.mkldnn.to_mkldnn(net)
     xm = x.to_mkldnn()
-    M._make_mkldnn_runnable(mm, lambda: mm(xm))
+    model_surgery.make_mkldnn_runnable(mm, lambda: mm(xm))
     y = mm[0](xm)
-    with torch.no_grad(), M.quiet_stderr(), profile() as prof:
+    with torch.no_grad(), model_surgery.quiet_stderr(), profile() as prof:
         out = mm[1](y)
     names = {e.name for e in prof.events()}
     assert out is y  # the MKLDNN tensor passes through
@@ -312,11 +319,11 @@ def test_prepare_chained_gives_the_mkldnn_conv_output_from_a_blocked_input():
     spec = ConvSpec(mb=1, g=8, ic=8, ih=10, iw=10, oc=8, kh=3, kw=3, sh=1, sw=1, ph=1, pw=1, dh=0, dw=0,
                     bias=False, dtype="f32", name="dw").validate()
     t = Tensors.make(spec)
-    chained = M.prepare_chained(t)
+    chained = model_chained.prepare_chained(t)
     with torch.no_grad():
         got = to_dense(chained.fn())
         want = to_dense(prepare("mkldnn", t).fn())
-    assert chained.name == M.CHAINED_PATH and chained.input_tensor.layout == torch._mkldnn
+    assert chained.name == model_chained.CHAINED_PATH and chained.input_tensor.layout == torch._mkldnn
     assert torch.allclose(got, want, atol=1e-5)
 
 
@@ -332,18 +339,18 @@ def test_mkldnn_mode_predictions_use_the_chained_time_for_every_conv_but_the_fir
     inv = _inv("tiny", (1, 3, 32, 32))  # stem, dw, pw x2 (pw;res)
     summaries = []
     for lay in inv.layers:
-        s = M.summarize_layer(lay, {"mkldnn": _fake("mkldnn", 1.0)})
-        s.chained = _fake(M.CHAINED_PATH, 0.25)
+        s = model_report.summarize_layer(lay, {"mkldnn": _fake("mkldnn", 1.0)})
+        s.chained = _fake(model_chained.CHAINED_PATH, 0.25)
         summaries.append(s)
-    jit = M.ModeResult("jit_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
-    M._predict(jit, summaries, inv)
+    jit = model_report.ModeResult("jit_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
+    model_job._predict(jit, summaries, inv)
     assert jit.conv_ms == pytest.approx(1.0 + 3 * 0.25)  # the stem reorders the plain input: mkldnn time
     assert jit.predicted_ms == pytest.approx(1.0 + 0.75 + 0.1 + 0.5)
-    to = M.ModeResult("to_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
-    M._predict(to, summaries, inv)
+    to = model_report.ModeResult("to_mkldnn", remainder_ms=0.5, conversion_ms=0.1)
+    model_job._predict(to, summaries, inv)
     assert to.conv_ms == pytest.approx(1.0 + 3 * 0.25)  # to_mkldnn(model) keeps blocked tensors as well
-    nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
-    M._predict(nchw, [M.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
+    nchw = model_report.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
+    model_job._predict(nchw, [model_report.summarize_layer(s.layer, {"dense": _fake("dense", 2.0)}) for s in summaries], inv)
     assert nchw.conv_ms == pytest.approx(8.0)
     assert "per-layer table" in nchw.predict_note  # no in-order loop: the table's times, said so
 
@@ -352,10 +359,10 @@ def test_a_prediction_takes_the_convs_in_model_order_when_they_were_timed():
     from explorer.core.model.sequence import SequenceTiming
 
     inv = _inv("tiny", (1, 3, 32, 32))
-    summaries = [M.summarize_layer(lay, {"dense": _fake("dense", 2.0)}) for lay in inv.layers]
-    nchw = M.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
+    summaries = [model_report.summarize_layer(lay, {"dense": _fake("dense", 2.0)}) for lay in inv.layers]
+    nchw = model_report.ModeResult("nchw", remainder_ms=0.5, conversion_ms=0.0)
     nchw.conv_seq = SequenceTiming(10.0, {}, 7, "ok", "")
-    M._predict(nchw, summaries, inv)
+    model_job._predict(nchw, summaries, inv)
     assert nchw.conv_alone_ms == pytest.approx(8.0) and nchw.conv_ms == pytest.approx(10.0)
     assert nchw.predicted_ms == pytest.approx(10.5)
     assert "model order" in nchw.predict_note and "1.25x their per-layer table time" in nchw.predict_note
@@ -402,7 +409,7 @@ def test_a_jit_graphs_convs_are_its_time_outside_the_recorded_ops():
     from explorer.core.model.inplace import GRAPH_NOTE, convs_in_forward_ms
 
     net, x = model_zoo.build("tiny").eval(), torch.randn(1, 3, 32, 32)
-    prep = M._prepare_mode("jit_mkldnn", net, x, "f32")
+    prep = model_modes.prepare_mode("jit_mkldnn", net, x, "f32")
     ms, note = convs_in_forward_ms(prep.fn, graph=True, runs=3)
     assert ms > 0 and note == GRAPH_NOTE
     ms_eager, _ = convs_in_forward_ms(prep.fn, graph=False, runs=1)  # the graph's convs are not recorded ops
@@ -416,7 +423,7 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
     dense = {"stem": 1.0, "dw": 0.5, "pw": 0.8}  # pw counts twice: the largest share, 1.6
     summaries = []
     for lay in inv.layers:
-        summaries.append(M.summarize_layer(lay, {"dense": _fake("dense", dense[lay.name]),
+        summaries.append(model_report.summarize_layer(lay, {"dense": _fake("dense", dense[lay.name]),
                                                  "channels_last": _fake("channels_last", dense[lay.name] / 2)}))
     ref = pick_reference(summaries)
     assert ref.name == "pw" and ref.table_ms == 0.8
@@ -425,11 +432,11 @@ def test_a_drift_of_the_reference_layer_marks_the_comparison_uncertain_and_names
     assert d == pytest.approx(0.3) and "pw" in note and "0.8 ms in the per-layer table" in note
 
     def modes(drift_pct):
-        base = M.ModeResult("nchw", measured_ms=10.0, predicted_ms=10.0, host_drift_pct=0.0, host_drift_note=note,
+        base = model_report.ModeResult("nchw", measured_ms=10.0, predicted_ms=10.0, host_drift_pct=0.0, host_drift_note=note,
                             host_drift_ref=ref.label)
-        cl = M.ModeResult("channels_last", measured_ms=8.0, predicted_ms=6.0, host_drift_pct=drift_pct,
+        cl = model_report.ModeResult("channels_last", measured_ms=8.0, predicted_ms=6.0, host_drift_pct=drift_pct,
                           host_drift_note=note, host_drift_ref=ref.label)
-        M._ratios([base, cl], summaries)
+        model_job._ratios([base, cl], summaries)
         return cl
 
     cl = modes(30.0)
@@ -447,16 +454,16 @@ def test_a_frozen_graph_that_cannot_be_cut_falls_back_to_the_eager_stand_ins(mon
     monkeypatch.setattr(model_jit, "cut_graph", refuse)
     jit = _fast_run("tiny", "2,3,16,16", modes=("jit_mkldnn",))[-1].report.mode("jit_mkldnn")
     assert jit.status == "ok" and jit.graph_convs is None and "prim::GetAttr" in jit.graph_cut_error
-    assert set(jit.conv_seq.per_layer) == {(0, "mkldnn"), (1, M.CHAINED_PATH), (2, M.CHAINED_PATH)}
+    assert set(jit.conv_seq.per_layer) == {(0, "mkldnn"), (1, model_chained.CHAINED_PATH), (2, model_chained.CHAINED_PATH)}
     assert "could not be cut" in jit.predict_note and jit.predicted_ms > 0
 
 
 def test_a_noisy_model_as_it_is_is_marked_in_its_line():
-    quiet = M.ModeResult("nchw", measured_ms=25.0, predicted_ms=24.0)
-    assert M.mode_line(quiet) == "model as it is: 25 ms per forward (predicted 24 ms)"
-    loud = M.ModeResult("nchw", measured_ms=397.1, quality="noisy",
+    quiet = model_report.ModeResult("nchw", measured_ms=25.0, predicted_ms=24.0)
+    assert model_report.mode_line(quiet) == "model as it is: 25 ms per forward (predicted 24 ms)"
+    loud = model_report.ModeResult("nchw", measured_ms=397.1, quality="noisy",
                         quality_reason="other programs held the cores")
-    assert M.mode_line(loud).startswith("model as it is: ~397.1 ms per forward")
-    assert "noisy: other programs held the cores" in M.mode_line(loud)
+    assert model_report.mode_line(loud).startswith("model as it is: ~397.1 ms per forward")
+    assert "noisy: other programs held the cores" in model_report.mode_line(loud)
     loud.uncertain, loud.uncertain_reason = True, "a measured loop is noisy"
-    assert M.mode_line(loud).endswith("(uncertain: a measured loop is noisy)")
+    assert model_report.mode_line(loud).endswith("(uncertain: a measured loop is noisy)")

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.core.model import planner as M
+from explorer.core.model import chained as model_chained
+from explorer.core.model import inventory as model_inventory
 from explorer.core.model import zoo as model_zoo
 from explorer.core.model.sequence import Sequence, build_sequence, site_path, time_sequence
 
 
 def _inv(name="tiny", shape=(1, 3, 16, 16)):
-    return M.take_inventory(model_zoo.build(name), torch.randn(shape), name)
+    return model_inventory.take_inventory(model_zoo.build(name), torch.randn(shape), name)
 
 
 def test_the_sequence_has_one_call_per_conv_site_in_model_order_each_with_its_own_tensors():
@@ -34,10 +35,10 @@ def test_the_sequence_has_one_call_per_conv_site_in_model_order_each_with_its_ow
 
 
 def test_the_mkldnn_modes_reorder_only_their_first_conv():
-    assert [site_path("jit_mkldnn", "mkldnn", k) for k in range(3)] == ["mkldnn", M.CHAINED_PATH, M.CHAINED_PATH]
+    assert [site_path("jit_mkldnn", "mkldnn", k) for k in range(3)] == ["mkldnn", model_chained.CHAINED_PATH, model_chained.CHAINED_PATH]
     assert site_path("to_mkldnn", "mkldnn", 0) == "mkldnn" and site_path("nchw", "dense", 5) == "dense"
     seq, _ = build_sequence("to_mkldnn", "mkldnn", _inv(), {})
-    assert seq.sites[0][2].input_tensor.layout == torch._mkldnn and seq.sites[1][2].name == M.CHAINED_PATH
+    assert seq.sites[0][2].input_tensor.layout == torch._mkldnn and seq.sites[1][2].name == model_chained.CHAINED_PATH
 
 
 def test_a_conv_that_cannot_be_measured_gives_no_sequence_and_says_which():

@@ -117,7 +117,7 @@ def test_a_job_yielding_an_undeclared_signal_is_an_error():
 def _fake_events(kind, *args, cancel, allocator=None, **kwargs):
     """Each kind's core events, without the measuring process."""
     from explorer.core.jobs.events import PathFinished, PathStarted, Samples, SweepFinished, SweepProgress, SweepStarted
-    from explorer.core.model.planner import ModelFinished, ModelStarted, ModeStarted
+    from explorer.core.model.report import ModelFinished, ModelStarted, ModeStarted
 
     row = {"path": "dense", "status": "ok"}
     if kind == "run":

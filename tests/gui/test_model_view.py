@@ -96,7 +96,7 @@ def test_a_bad_model_is_one_sentence_in_the_tab(make_window, qtbot):
 
 
 def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
-    from explorer.core.model.planner import ModeResult
+    from explorer.core.model.report import ModeResult
     from explorer.gui.model_view import ModelView
 
     v = ModelView()
@@ -110,7 +110,7 @@ def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
 
 
 def test_a_prediction_on_a_noisy_loop_is_marked_in_its_cells(qtbot):
-    from explorer.core.model.planner import ModeResult
+    from explorer.core.model.report import ModeResult
     from explorer.gui.model_view import MODE_HEAD, ModelView
 
     v = ModelView()

@@ -21,7 +21,7 @@ from explorer.core.jobs.options import RunOptions
 from explorer.core.measure import machine
 from explorer.core.measure.allocator import current as current_allocator
 from explorer.core.measure.harness import Budget, Progress, measure_iter
-from explorer.core.measure.retry import MAX_ATTEMPTS, better
+from explorer.core.measure.retry import MAX_ATTEMPTS, better, iter_until_trusted  # noqa: F401 - better re-exported (runner.better)
 from explorer.core.paths.base import Tensors, is_unsupported, one_line, to_dense
 from explorer.core.paths.registry import prepare
 from explorer.core.problem.memory import check_memory
@@ -112,25 +112,23 @@ def iter_run(
                 if cancelled():
                     return
                 budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=0)
-                m = None
-                for attempt in range(1, MAX_ATTEMPTS + 1):
-                    if attempt > 1:
-                        yield PathRetry(spec, path, attempt, m.quality_reason)
+
+                def measure_once(_attempt, prep=prep, path=path):
                     with torch.no_grad(), prep.context():
                         gen = measure_iter(prep.fn, budget, cancelled, opts.progress_interval_s)
                         while True:
                             try:
                                 p: Progress = next(gen)
                             except StopIteration as stop:
-                                new = stop.value
-                                break
+                                return stop.value
                             yield Samples(spec, path, p.new_samples_ns / 1e6, p.n, p.elapsed_s, p.budget_s)
-                    if new.stop_reason == "cancelled":
-                        return  # a half-measured path is not a result; every finished row was already yielded
-                    m = better(m, new)
-                    if m.quality != "noisy":
-                        break
-                res.attempts = attempt
+
+                got = yield from iter_until_trusted(
+                    measure_once, MAX_ATTEMPTS,
+                    on_retry=lambda attempt, kept, path=path: PathRetry(spec, path, attempt, kept.quality_reason))
+                if got is None:
+                    return  # a half-measured path is not a result; every finished row was already yielded
+                m, res.attempts = got
                 fill_stats(res, m, spec, ctx)
                 _split_median(res)
             except Exception as exc:  # noqa: BLE001 - any failure of one path is that path's row

@@ -20,6 +20,7 @@ import torch
 
 from explorer.core.measure.harness import Budget, measure
 from explorer.core.measure.host import cache_dir, cpu_flags, cpu_model
+from explorer.core.measure.retry import measure_until_trusted
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,13 +86,7 @@ def _peak_key(threads: int) -> str:
 
 def _best_rate(fn, flops: float, b: Budget) -> tuple[float, object]:
     """GFLOP/s of the best call of fn, measured again while the loop is noisy; (rate, Measurement)."""
-    from explorer.core.measure.retry import better
-
-    m = None
-    for _ in range(PEAK_ATTEMPTS):
-        m = better(m, measure(fn, b))
-        if m.quality != "noisy":
-            break
+    m, _ = measure_until_trusted(lambda _attempt: measure(fn, b), PEAK_ATTEMPTS, cancellable=False)
     return flops / (m.min_ms / 1e3) / 1e9, m
 
 

@@ -44,7 +44,7 @@ def measure_chained(spec, ropts, ctx, cancel):
 
     from explorer.core.jobs.run import base_result, fill_stats
     from explorer.core.measure.harness import Budget, measure
-    from explorer.core.measure.retry import MAX_ATTEMPTS, better
+    from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
     from explorer.core.paths.base import Tensors, is_unsupported, one_line
 
     res = base_result(spec, CHAINED_PATH, torch.get_num_threads(), ctx, ropts, "")
@@ -53,16 +53,15 @@ def measure_chained(spec, ropts, ctx, cancel):
         res.route_note = prep.note
         with torch.no_grad():
             prep.fn()  # untimed warm-up: builds the primitive
-        m = None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+
+        def measure_once(_attempt):
             with torch.no_grad():
-                new = measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
-            if new.stop_reason == "cancelled":
-                return None
-            m = better(m, new)
-            if m.quality != "noisy":
-                break
-        res.attempts = attempt
+                return measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
+
+        got = measure_until_trusted(measure_once, MAX_ATTEMPTS)
+        if got is None:
+            return None
+        m, res.attempts = got
         fill_stats(res, m, spec, ctx)
     except Exception as exc:  # noqa: BLE001 - this row's failure: the prediction falls back to mkldnn
         res.status = "unsupported" if is_unsupported(exc) else "error"

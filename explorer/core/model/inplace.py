@@ -71,7 +71,7 @@ def _module_clock_ms(fn, model, runs: int) -> float | None:
     import torch
     from torch import nn
 
-    from explorer.core.model.planner import conv_paths, set_submodule
+    from explorer.core.model.surgery import conv_paths, set_submodule
 
     if isinstance(model, torch.jit.ScriptModule):
         return None
@@ -113,7 +113,7 @@ def _profiled_ms(fn, graph: bool, runs: int) -> tuple[float | None, str]:
     import torch
     from torch.profiler import profile
 
-    from explorer.core.model.planner import quiet_stderr
+    from explorer.core.model.surgery import quiet_stderr
 
     per: list[float] = []
     for _ in range(runs):

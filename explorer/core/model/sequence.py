@@ -115,7 +115,7 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     import torch
 
     from explorer.core.measure.harness import Budget, measure
-    from explorer.core.measure.retry import MAX_ATTEMPTS, better
+    from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 
     clock = time.perf_counter_ns
     calls = [prep.fn for _, _, prep in seq.sites] + list((parts or {}).values())
@@ -129,18 +129,22 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
             row.append(clock() - t0)
         rec.append(row)
 
-    best, best_rec, attempt = None, None, 0
+    tried: list = []  # (Measurement, its rounds) of each attempt: the kept loop's rounds are read below
+
+    def measure_once(_attempt):
+        nonlocal rec
+        rec = []
+        m = measure(one_round, Budget(budget_ms, min_samples, warmup=0), cancel)
+        tried.append((m, rec))
+        return m
+
     with torch.no_grad():
         one_round()  # untimed: builds every primitive, touches every buffer once
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            rec = []
-            m = measure(one_round, Budget(budget_ms, min_samples, warmup=0), cancel)
-            if m.stop_reason == "cancelled":
-                return None
-            if better(best, m) is m:
-                best, best_rec = m, rec
-            if best.quality != "noisy":
-                break
+        got = measure_until_trusted(measure_once, MAX_ATTEMPTS)
+    if got is None:
+        return None
+    best, attempt = got
+    best_rec = next(r for m, r in tried if m is best)
     rounds = np.asarray(best_rec[: best.n], dtype=np.int64)[best.kept] / 1e6  # the rounds behind its statistics
     n_sites = len(seq.sites)
     named = {name: rounds[:, n_sites + i] for i, name in enumerate(parts or {})}

@@ -41,7 +41,7 @@ def jobs_by_kind():
     from explorer.core.jobs.run import iter_run
     from explorer.core.jobs.sweep import iter_points
     from explorer.core.measure.machine import iter_peak
-    from explorer.core.model.planner import iter_model
+    from explorer.core.model.job import iter_model
 
     return {"run": iter_run, "points": iter_points, "peak": iter_peak, "model": iter_model}
 

@@ -1,0 +1,267 @@
+"""The job: iter_model, the whole planner as a generator of events (the CLI runs it, the GUI runs it in
+its measuring child), and the steps that turn its measurements into the prediction and the ratios.
+The method is explained in the package docstring (explorer.core.model)."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterator
+
+from explorer.core.errors import InputError
+from explorer.core.model.chained import CHAINED_MODES, measure_chained
+from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
+from explorer.core.model.inventory import Inventory, Layer, check_input_rank, take_inventory
+from explorer.core.model.load import load_model, parse_input
+from explorer.core.model.modes import run_mode
+from explorer.core.model.report import (
+    MODE_PATH,
+    LayerSummary,
+    ModeFinished,
+    ModelFinished,
+    ModelOptions,
+    ModelReport,
+    ModelStarted,
+    ModeResult,
+    ModeStarted,
+    summarize_layer,
+)
+from explorer.core.model.surgery import copy_model, dense_output
+
+
+def iter_model(
+    model: str,
+    input_shape: tuple | str | None = None,
+    mb: int | None = None,
+    dtype: str = "f32",
+    threads: int | None = None,
+    run_opts=None,
+    model_opts: ModelOptions | None = None,
+    cancel: Callable[[], bool] | None = None,
+    ctx=None,
+    folder: str | None = None,
+) -> Iterator:
+    """The whole planner as a generator of events (runs in the GUI's measuring child, see core.child):
+    ModelStarted(inventory), the sweep events of the per-layer table (iter_points), then per mode
+    ModeStarted / ModeFinished, and ModelFinished(report). Raises InputError before any measurement."""
+    import torch
+
+    from explorer.core.jobs.events import PathFinished, PointSkipped
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.jobs.run import RunContext
+    from explorer.core.jobs.sweep import iter_points
+    from explorer.core.measure.host import validate_threads
+    from explorer.core.paths.base import PATHS, TORCH_DTYPES
+    from explorer.core.problem.spec import parse_dtype
+
+    cancelled = cancel or (lambda: False)
+    dtype = parse_dtype(dtype or "f32")
+    mopts = (model_opts or ModelOptions()).validate()
+    ropts = run_opts or RunOptions(paths=PATHS)
+    if threads is not None:
+        validate_threads(threads)
+        import dataclasses
+
+        ropts = dataclasses.replace(ropts, threads=threads)
+    ropts = ropts.validate()
+    if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
+        raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
+    loaded = load_model(model, folder)
+    shape = parse_input(input_shape) if isinstance(input_shape, str) else (tuple(input_shape) if input_shape else None)
+    shape = shape or loaded.default_input
+    if mb is not None:
+        shape = (mb,) + tuple(shape[1:])
+    check_input_rank(loaded.module, shape)
+    if loaded.expected_input is not None and tuple(shape) != loaded.expected_input:
+        raise InputError(f"this exported program takes an input of shape {','.join(map(str, loaded.expected_input))}"
+                         f" (torch.export fixed it), not {','.join(map(str, shape))}.", "input")
+    old_threads = torch.get_num_threads()
+    if ropts.threads:
+        torch.set_num_threads(ropts.threads)
+    try:
+        gen = torch.Generator().manual_seed(0)
+        x = torch.randn(shape, generator=gen).to(TORCH_DTYPES[dtype])
+        net = loaded.module
+        if dtype != "f32":
+            net = copy_model(net).to(TORCH_DTYPES[dtype])
+        inv = take_inventory(net, x, loaded.label, dtype, loaded.kind)
+        yield ModelStarted(inv)
+        ctx = ctx or RunContext.current()
+        started = time.strftime("%Y-%m-%dT%H:%M:%S")
+        # ---- per layer: the batch machinery ------------------------------------------------------
+        points = layer_points(inv)
+        per_layer: dict[int, dict] = {i: {} for i in range(len(points))}
+        current = {"i": -1}
+        from explorer.core.jobs.events import PointStarted
+
+        for ev in iter_points(points, ropts, cancelled, ctx):
+            if isinstance(ev, PointStarted):
+                current["i"] = ev.point.index
+            elif isinstance(ev, PathFinished):
+                per_layer[current["i"]][ev.result.path] = ev.result
+            elif isinstance(ev, PointSkipped):
+                pass
+            yield ev
+        summaries = [summarize_layer(lay, per_layer[i]) for i, lay in enumerate(inv.layers)]
+        if mopts.predict and {"to_mkldnn", "jit_mkldnn"} & set(mopts.modes):
+            for s in summaries:  # the MKLDNN modes' per-layer time: the mkldnn conv on a blocked input
+                r = s.results.get("mkldnn")
+                if cancelled() or s.layer.spec is None or r is None or r.status != "ok":
+                    continue
+                s.chained = measure_chained(s.layer.spec, ropts, ctx, cancelled)
+        if cancelled():  # the rows measured so far are the report (the CSV keeps them)
+            done = [s for s in summaries if s.results]
+            yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started), True)
+            return
+        # ---- end to end --------------------------------------------------------------------------
+        with torch.no_grad():
+            ref = net(x)
+        ref = dense_output(ref)
+        results: list[ModeResult] = []
+        reference = _reference(summaries) if mopts.predict else None
+        seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
+        for k, mode in enumerate(mopts.modes):
+            if cancelled():
+                break
+            yield ModeStarted(mode, k, len(mopts.modes))
+            before = time_reference(reference, cancelled) if reference is not None else None
+            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors)
+            if res is None:
+                break
+            if reference is not None and res.status == "ok" and not cancelled():
+                d, res.host_drift_note = drift(reference, before, time_reference(reference, cancelled))
+                res.host_drift_pct = None if d is None else 100.0 * d
+                res.host_drift_ref = reference.label
+            _predict(res, summaries, inv)
+            for (li, path), ms in (res.conv_seq.per_layer.items() if res.conv_seq is not None else ()):
+                if li is not None:
+                    summaries[li].in_sequence.setdefault(path, ms)
+            results.append(res)
+            yield ModeFinished(res)
+        _ratios(results, summaries)
+        seq_tensors.clear()
+        report = ModelReport(inv, summaries, results, torch.get_num_threads(), started)
+        yield ModelFinished(report, cancelled())
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def layer_points(inv: Inventory):
+    """One SweepPoint per distinct layer (the ones that cannot be measured are skipped points)."""
+    from explorer.core.problem.sweep_plan import SweepPoint
+
+    pts = []
+    for i, lay in enumerate(inv.layers):
+        pts.append(SweepPoint(i, {}, lay.spec, None, lay.error, None if not lay.error else "desc", None,
+                              lay.desc or lay.name))
+    return pts
+
+
+def _reference(summaries):
+    try:
+        return pick_reference(summaries)
+    except Exception:  # noqa: BLE001 - no drift check (the dense path of that layer cannot be built)
+        return None
+
+
+def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> None:
+    if res.status != "ok" or res.remainder_ms is None:
+        return
+    path = MODE_PATH[res.mode]
+    first = inv.sites[0].module if inv.sites else None
+    conv = 0.0
+    chained = 0
+    for s in summaries:
+        r = s.results.get(path)
+        if r is None or r.status != "ok" or not r.median_ms:
+            why = s.layer.error or (r.error if r is not None else f"path {path} was not measured")
+            res.predict_note = f"no prediction: layer {s.layer.name} has no {path} time ({why})"
+            return
+        c = s.chained
+        if res.mode in CHAINED_MODES and c is not None and c.status == "ok" and c.median_ms:
+            # the first conv reorders the plain x.to_mkldnn() input (the mkldnn time); the rest get blocked input
+            n_plain = 1 if first in s.layer.modules else 0
+            conv += n_plain * r.median_ms + (s.layer.count - n_plain) * c.median_ms
+            chained += s.layer.count - n_plain
+        else:
+            conv += s.layer.count * r.median_ms
+    res.conv_alone_ms = conv
+    seq = res.conv_seq
+    res.conv_ms = seq.total_ms if seq is not None else conv
+    res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
+    if res.graph_convs is not None and seq is not None:
+        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in) in "
+                            f"its order, each on its real input, in one graph call ({seq.passes} passes), "
+                            f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
+                            "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
+                            "each part reads its inputs hot, as inside the graph (each touched just before its "
+                            "first use, the touches timed alone and taken off); "
+                            "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+        return
+    notes = [f"convs: timed in model order, each of the {inv.total} with its own tensors and the others in "
+             f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
+             if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
+    if res.mode == "to_mkldnn" and chained:
+        notes.append(f"{chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked outputs conv "
+                     "to conv), the rest on mkldnn")
+    if res.mode == "jit_mkldnn":
+        if res.graph_cut_error:
+            notes.append(f"the frozen graph could not be cut into its parts ({res.graph_cut_error}), so eager "
+                         "stand-ins are timed")
+        notes.append(f"{chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes it), the rest "
+                     "on mkldnn; remainder of the to_mkldnn model with BatchNorm folded (ReLU6-like modules as "
+                     "the jit's flat in-place aten op); conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+    res.predict_note = "; ".join(notes)
+
+
+def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
+    base = next((r for r in results if r.mode == "nchw"), None)
+    for r in results:
+        path = MODE_PATH[r.mode]
+        faster = total = 0
+        slower = []
+        noisy_rows = 0
+        for s in summaries:
+            d, p = s.results.get("dense"), s.results.get(path)
+            if d is None or p is None or d.status != "ok" or p.status != "ok":
+                continue
+            total += s.layer.count
+            noisy_rows += d.noisy or p.noisy
+            if p.median_ms < d.median_ms:
+                faster += s.layer.count
+            elif path != "dense":
+                slower.append((p.median_ms - d.median_ms) * s.layer.count)
+                slower[-1] = (slower[-1], _layer_label(s.layer, s is summaries[0]))
+        r.convs_faster, r.convs_total = (faster, total) if path != "dense" else (None, total)
+        r.slower_layers = [lab for _, lab in sorted(slower, reverse=True)]
+        reasons = []
+        if base is not None and r.status == "ok" and base.status == "ok" and r.measured_ms:
+            r.speedup = base.measured_ms / r.measured_ms
+            if r.noisy or base.noisy:
+                reasons.append("a measured loop is noisy")
+            if r.predicted_ms and base.predicted_ms:
+                r.predicted_speedup = base.predicted_ms / r.predicted_ms
+                if "noisy" in (r.remainder_quality, base.remainder_quality):
+                    reasons.append("a remainder loop is noisy")
+                if "noisy" in (r.conv_seq_quality, base.conv_seq_quality):
+                    reasons.append("a loop of the convs in model order is noisy")
+        if noisy_rows:
+            reasons.append(f"{noisy_rows} per-layer rows are noisy")
+        drifted = [(m, "" if m is r else " around the model as it is") for m in ((r,) if base is r else (r, base))
+                   if m is not None and m.host_drift_pct is not None and abs(m.host_drift_pct) > 100 * DRIFT_LIMIT]
+        if drifted:
+            how = " and ".join(f"{m.host_drift_pct:+.0f}%{where or (' here' if len(drifted) > 1 else '')}"
+                               for m, where in drifted)
+            reasons.append(f"{drifted[0][0].host_drift_ref} ran {how}, against its per-layer table "
+                           "row (the machine's speed or the process's memory state changed)")
+        r.uncertain = bool(reasons)
+        r.uncertain_reason = "; ".join(reasons)
+
+
+def _layer_label(layer: Layer, first: bool = False) -> str:
+    s = layer.spec
+    k = f"{s.kh}x{s.kw}" if s is not None else "?"
+    what = f"{layer.name} ({k}{', dw' if s is not None and s.g > 1 and s.g == s.ic else ''}"
+    what += f", x{layer.count})" if layer.count > 1 else ")"
+    if s is not None and first:
+        what = f"the {k} stem ({layer.name})"
+    return what

@@ -1,0 +1,114 @@
+"""The model CSV: one row per layer, per (layer, path) and per mode, in one column set (the per-layer
+CSV's columns after the planner's own), written atomically, and the sink that rewrites it as rows arrive."""
+
+from __future__ import annotations
+
+from explorer.core.model.inventory import Inventory, Layer
+from explorer.core.model.report import MODE_PATH, LayerSummary, ModelReport, ModeResult
+
+
+MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
+                      "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
+                      "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "in_sequence_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",
+                      "uncertain_reason", "note")
+
+
+def model_columns() -> tuple[str, ...]:
+    from explorer.core.report.results import CSV_COLUMNS
+
+    return MODEL_COLUMNS_HEAD + tuple(c for c in CSV_COLUMNS if c not in MODEL_COLUMNS_HEAD)
+
+
+def _cell(v) -> str:
+    from explorer.core.report.results import csv_cell as cell
+
+    return cell(v)
+
+
+def layer_row(inv: Inventory, s: LayerSummary) -> dict:
+    lay = s.layer
+    row: dict = {}
+    if lay.spec is not None:
+        from explorer.core.report.results import Result
+
+        row.update(Result(spec=lay.spec, path="", threads=0).row())
+        for k in ("path", "threads", "status", "samples"):
+            row[k] = ""
+    row.update(kind="layer", model=inv.model, input_shape="x".join(map(str, lay.input_shape)), count=lay.count,
+               modules=";".join(lay.modules), best_path=s.best_path, best_ms=s.best_ms, margin=s.margin,
+               name=lay.name, desc=lay.desc, dtype=inv.dtype, status="ok" if not lay.error else "skipped",
+               error=lay.error, quality="noisy" if s.noisy else "")
+    return {k: _cell(v) if not isinstance(v, str) else v for k, v in row.items()}
+
+
+def layer_path_row(inv: Inventory, lay: Layer, result, in_sequence: float | None = None) -> dict:
+    row = dict(result.row())
+    row.update(kind="layer_path", model=inv.model, input_shape="x".join(map(str, lay.input_shape)),
+               count=str(lay.count), modules=";".join(lay.modules), in_sequence_ms=_cell(in_sequence))
+    return row
+
+
+def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
+    row = {"kind": "mode", "model": inv.model, "input_shape": "x".join(map(str, inv.input_shape)),
+           "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
+           "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
+           "note": "; ".join(n for n in (r.predict_note, r.convs_in_model_note and
+                                         f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}
+    for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
+              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
+              "host_drift_pct", "predicted_ms",
+              "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
+              "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",
+              "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"):
+        row[k] = getattr(r, k)
+    return {k: _cell(v) for k, v in row.items()}
+
+
+def report_rows(report: ModelReport) -> list[dict]:
+    """Every row of the model CSV: layers, then (layer, path) rows, then modes."""
+    inv = report.inventory
+    rows = [layer_row(inv, s) for s in report.layers]
+    for s in report.layers:
+        for r in s.results.values():
+            rows.append(layer_path_row(inv, s.layer, r, s.in_sequence.get(r.path)))
+        if s.chained is not None:
+            rows.append(layer_path_row(inv, s.layer, s.chained, s.in_sequence.get(s.chained.path)))
+    rows += [mode_row(inv, r, report.threads) for r in report.modes]
+    return rows
+
+
+def rows_to_text(rows: list[dict]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=model_columns(), extrasaction="ignore", lineterminator="\n", restval="")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_model_csv(path, rows: list[dict]) -> None:
+    from explorer.core.files import atomic_write_text
+
+    atomic_write_text(path, rows_to_text(rows))
+
+
+class ModelCsvSink:
+    """The model CSV rewritten atomically as rows arrive (layer_path rows while measuring, the rest at the end)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        self.flush()
+
+    def flush(self) -> None:
+        if self.path:
+            write_model_csv(self.path, self.rows)
+
+    def replace(self, rows: list[dict]) -> None:
+        self.rows = list(rows)
+        self.flush()

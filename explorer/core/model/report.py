@@ -1,0 +1,226 @@
+"""What the planner reports: the modes and their names, the options, the events of iter_model
+(ModelStarted, ModeStarted, ModeFinished, ModelFinished), a mode's result (ModeResult), a layer's
+(LayerSummary), the whole report (ModelReport) and the one-line answer. Types the CLI and the GUI read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from explorer.core.errors import InputError
+from explorer.core.model.inventory import Inventory, Layer
+
+MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn")
+MODE_HELP = {
+    "nchw": "the model as it is (contiguous NCHW)",
+    "channels_last": "model and input in torch.channels_last (input converted inside each forward)",
+    "to_mkldnn": "torch.utils.mkldnn.to_mkldnn(model); x.to_mkldnn() in and .to_dense() out, per forward",
+    "jit_mkldnn": "torch.jit.freeze + torch.jit.optimize_for_inference (PyTorch's own route to MKLDNN layouts)",
+}
+MODE_PATH = {"nchw": "dense", "channels_last": "channels_last", "to_mkldnn": "mkldnn", "jit_mkldnn": "mkldnn"}
+MODE_LABEL = {"nchw": "model as it is", "channels_last": "channels_last", "to_mkldnn": "to_mkldnn(model)",
+              "jit_mkldnn": "jit.freeze+optimize_for_inference"}
+DEFAULT_MODE_BUDGET_MS = 2000.0
+
+
+# ---- events -----------------------------------------------------------------------------------------
+@dataclass
+class ModelOptions:
+    modes: tuple[str, ...] = MODES
+    mode_budget_ms: float = DEFAULT_MODE_BUDGET_MS
+    min_samples: int = 5
+    predict: bool = True
+
+    def validate(self) -> ModelOptions:
+        if not self.modes:
+            raise InputError(f"no mode selected; choose from {', '.join(MODES)}.", "modes")
+        for m in self.modes:
+            if m not in MODES:
+                raise InputError(f"unknown mode {m!r}; choose from {', '.join(MODES)}.", "modes")
+        if "nchw" not in self.modes:
+            self.modes = ("nchw",) + tuple(self.modes)  # every ratio is against the model as it is
+        if not (1 <= self.mode_budget_ms <= 600_000):
+            raise InputError(f"--mode-budget-ms must be from 1 to 600000, got {self.mode_budget_ms!r}.", "mode_budget_ms")
+        return self
+
+
+@dataclass
+class ModelStarted:
+    inventory: Inventory
+
+
+@dataclass
+class ModeStarted:
+    mode: str
+    index: int
+    total: int
+
+
+@dataclass
+class ModeResult:
+    """One end-to-end mode: measured per forward, predicted from the per-layer table."""
+
+    mode: str
+    status: str = "ok"  # ok | unsupported | error | skipped
+    error: str = ""
+    samples: int = 0
+    measured_ms: float | None = None
+    iqr_ms: float | None = None
+    min_ms: float | None = None
+    mean_ms: float | None = None
+    p25_ms: float | None = None
+    p75_ms: float | None = None
+    stop_reason: str = ""
+    max_abs_err: float | None = None
+    rel_err: float | None = None
+    conv_ms: float | None = None  # the convs' time the prediction used: in model order (model_sequence), else conv_alone_ms
+    conv_alone_ms: float | None = None  # sum over convs of (count x that layer's per-layer table time, each alone)
+    conv_seq: object = None  # model_sequence.SequenceTiming of this mode's convs in model order, or None
+    conv_seq_quality: str = ""  # the interference verdict of the in-order conv loop
+    conv_seq_note: str = ""  # why the convs were not timed in model order (the prediction then uses the table)
+    graph_convs: int | None = None  # jit_mkldnn: conv nodes of the frozen graph its prediction ran (model_jit)
+    graph_cut_error: str = ""  # jit_mkldnn: why its graph could not be cut into parts
+    conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
+    remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
+    remainder_quality: str = ""
+    # the convs' time inside this mode's own forward (model_inplace): beside conv_ms it shows whether the
+    # per-layer table or the remainder is what a prediction misses
+    convs_in_model_ms: float | None = None
+    convs_in_model_note: str = ""
+    # how far a reference layer's speed moved between the per-layer table and this mode (model_drift)
+    host_drift_pct: float | None = None
+    host_drift_ref: str = ""  # which layer: "reference layer NAME (dense)"
+    host_drift_note: str = ""
+    predicted_ms: float | None = None
+    predict_note: str = ""  # why there is no prediction, or what it leaves out
+    speedup: float | None = None  # nchw measured / this measured
+    predicted_speedup: float | None = None  # nchw predicted / this predicted
+    convs_faster: int | None = None  # convs (counted) whose path beats dense
+    convs_total: int | None = None
+    slower_layers: list = field(default_factory=list)  # names of layers slower than dense on this path
+    uncertain: bool = False  # a figure behind the speedup or the prediction is noisy
+    uncertain_reason: str = ""
+    # interference columns of the measured loop (runner.fill_quality)
+    quality: str = ""
+    quality_reason: str = ""
+    samples_used: int | None = None
+    attempts: int | None = None
+    runq_wait_pct: float | None = None
+    faults_per_call: float | None = None
+    ctx_switches_per_call: float | None = None
+    cpu_pct: float | None = None
+    steal_pct: float | None = None
+    other_cpu_pct: float | None = None
+    slowdown_pct: float | None = None
+    loadavg: float | None = None
+
+    @property
+    def noisy(self) -> bool:
+        return self.quality == "noisy"
+
+    @property
+    def predicted_noisy(self) -> bool:
+        """A loop behind the prediction (the convs in order, the remainder or the conversions) is noisy."""
+        return "noisy" in (self.conv_seq_quality, self.remainder_quality)
+
+    @property
+    def agreement_noise(self) -> list[str]:
+        """Which noisy loops predicted/measured stands on (none: a ratio to read as a finding)."""
+        return [what for what, bad in (("the measured loop is noisy", self.noisy),
+                                       ("the loop of the convs in model order is noisy", self.conv_seq_quality == "noisy"),
+                                       ("the remainder or conversion loop is noisy", self.remainder_quality == "noisy"))
+                if bad]
+
+    @property
+    def agreement_noisy(self) -> bool:
+        """Predicted/measured stands on a noisy loop: a ratio to read as uncertain, not as a miss."""
+        return bool(self.agreement_noise)
+
+
+@dataclass
+class ModeFinished:
+    result: ModeResult
+
+
+@dataclass
+class ModelFinished:
+    report: "ModelReport"
+    cancelled: bool = False
+
+
+@dataclass
+class LayerSummary:
+    """A distinct layer and what the per-layer table says about it."""
+
+    layer: Layer
+    results: dict  # path -> Result (ok or not)
+    best_path: str = ""
+    best_ms: float | None = None
+    margin: float | None = None  # second best / best (how much the winner wins by)
+    noisy: bool = False
+    chained: object = None  # Result of the mkldnn_chained variant (jit_mkldnn's per-layer time), or None
+    in_sequence: dict = field(default_factory=dict)  # path -> ms per call with the model's other convs in between
+
+
+@dataclass
+class ModelReport:
+    inventory: Inventory
+    layers: list[LayerSummary]
+    modes: list[ModeResult]
+    threads: int = 1
+    started_at: str = ""
+
+    def mode(self, name: str) -> ModeResult | None:
+        return next((m for m in self.modes if m.mode == name), None)
+
+    def answer(self) -> str:
+        """The one line the user came for: the best mode that runs, measured and predicted."""
+        return answer_line(self)
+
+
+def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
+    ok = sorted((r.median_ms, p) for p, r in results.items() if r.status == "ok" and r.median_ms)
+    s = LayerSummary(layer, results)
+    if ok:
+        s.best_ms, s.best_path = ok[0]
+        if len(ok) > 1:
+            s.margin = ok[1][0] / ok[0][0]
+    s.noisy = any(getattr(r, "quality", "") == "noisy" for r in results.values())
+    return s
+
+
+def mode_line(r: ModeResult) -> str:
+    """One mode in one line: '~' and 'uncertain' when a figure behind it is noisy."""
+    label = MODE_LABEL[r.mode]
+    if r.status != "ok":
+        return f"{label}: cannot run: {r.error}"
+    if r.mode == "nchw":
+        pred = f" (predicted {r.predicted_ms:.4g} ms)" if r.predicted_ms else ""
+        line = f"{label}: {'~' if r.noisy or r.uncertain else ''}{r.measured_ms:.4g} ms per forward{pred}"
+        if r.uncertain:
+            return line + f" (uncertain: {r.uncertain_reason})"
+        return line + (f" (noisy: {r.quality_reason})" if r.noisy else "")
+    t = "~" if r.uncertain else ""
+    s = r.speedup
+    how = f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"
+    pred = f" (predicted {r.predicted_speedup:.2f}x)" if r.predicted_speedup else " (no prediction)"
+    line = f"{label}: {t}{how} end to end{pred}"
+    if r.convs_total:
+        line += f"; {r.convs_faster} of {r.convs_total} convs faster"
+        if r.slower_layers:
+            names = ", ".join(r.slower_layers[:2]) + (f" and {len(r.slower_layers) - 2} more" if len(r.slower_layers) > 2 else "")
+            line += f", {names} slower" if len(r.slower_layers) <= 2 else f", slower: {names}"
+    if r.uncertain:
+        line += f" (uncertain: {r.uncertain_reason})"
+    if r.error:
+        line += f"; {r.error}"
+    return line
+
+
+def answer_line(report: ModelReport) -> str:
+    runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup]
+    if not runs:
+        return "no mode other than the model as it is could run: keep it as it is."
+    best = max(runs, key=lambda r: r.speedup)
+    if best.speedup < 1:
+        return f"keep the model as it is: every mode is slower; the closest is {mode_line(best)}"
+    return mode_line(best)

@@ -1,0 +1,307 @@
+"""Module surgery on a model: convs stubbed by their real outputs or wrapped, submodules replaced, a
+to_mkldnn model made to run as the jit graph would; outputs back to dense and compared; where a forward
+failed; fd 2 silenced. Shared by the inventory, the modes and the in-model conv clock (model.inplace)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import sys
+from typing import Callable
+
+CONV_TYPES = ("Conv1d", "Conv2d", "Conv3d")
+
+
+def _stub_module(cached):
+    from torch import nn
+
+    class ConvStub(nn.Module):
+        """A conv replaced by its real output: the model runs everything but the convs."""
+
+        def __init__(self, out):
+            super().__init__()
+            self.out = out
+
+        def forward(self, *args, **kwargs):
+            return self.out
+
+    return ConvStub(cached)
+
+
+def _recorder_module(inner, store: dict, key: str):
+    from torch import nn
+
+    class ConvRecorder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args, **kwargs):
+            out = self.inner(*args, **kwargs)
+            store[key] = out
+            return out
+
+    return ConvRecorder()
+
+
+def set_submodule(root, path: str, new) -> None:
+    parent_path, _, name = path.rpartition(".")
+    parent = root.get_submodule(parent_path) if parent_path else root
+    setattr(parent, name, new)
+
+
+def conv_paths(model) -> list[str]:
+    out = []
+    for name, m in model.named_modules():
+        t = type(m).__name__
+        if name and (t in CONV_TYPES or t in ("MkldnnConv1d", "MkldnnConv2d", "MkldnnConv3d")):
+            out.append(name)
+    return out
+
+
+def stub_convs(model, call: Callable[[], object]) -> int:
+    """Replace every conv module of `model` (in place) by a stub returning the output it gave in `call()`.
+    Returns how many were stubbed (0: the convs are not modules, e.g. TorchScript or an exported graph)."""
+    import torch
+
+    if isinstance(model, torch.jit.ScriptModule):
+        return 0
+    paths = conv_paths(model)
+    if not paths:
+        return 0
+    store: dict = {}
+    originals = {p: model.get_submodule(p) for p in paths}
+    for p in paths:
+        set_submodule(model, p, _recorder_module(originals[p], store, p))
+    with torch.no_grad():
+        call()
+    for p in paths:
+        if p in store:
+            set_submodule(model, p, _stub_module(store[p]))
+        else:
+            set_submodule(model, p, originals[p])
+    return sum(1 for p in paths if p in store)
+
+
+def dense_output(out):
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.to_dense() if out.layout == torch._mkldnn else out
+    if isinstance(out, (tuple, list)):
+        return type(out)(dense_output(o) for o in out)
+    if isinstance(out, dict):
+        return {k: dense_output(v) for k, v in out.items()}
+    return out
+
+
+def flat_tensors(out) -> list:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in flat_tensors(o)]
+    if isinstance(out, dict):
+        return [t for v in out.values() for t in flat_tensors(v)]
+    return []
+
+
+def compare_outputs(out, ref) -> tuple[float | None, float | None]:
+    """(max abs error, max abs error / max |ref|) of a mode's output against the NCHW model's."""
+    a, b = flat_tensors(dense_output(out)), flat_tensors(ref)
+    if len(a) != len(b) or not a:
+        return None, None
+    err = max(float((x.float() - y.float()).abs().max()) for x, y in zip(a, b))
+    scale = max(float(y.float().abs().max()) for y in b) or 1.0
+    return err, err / scale
+
+
+def _pop(stack: list) -> None:
+    """A forward hook's body: it must return None, or it would replace the module's output."""
+    if stack:
+        stack.pop()
+
+
+def where_failed(model, call) -> str:
+    """Where a failing forward failed: the aten op (a dispatch mode notes the last one) and the innermost
+    module running at the time (pre/post forward hooks keep a stack), as " (at aten.mean.dim in act, ReLU6)"."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    stack: list[str] = []
+    last = {"op": None}
+
+    class LastOp(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            last["op"] = func
+            return func(*args, **(kwargs or {}))
+
+    hooks = []
+    failed = False
+    try:
+        for name, m in model.named_modules():
+            if name and not isinstance(m, torch.jit.ScriptModule):
+                hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append(n)))
+                hooks.append(m.register_forward_hook(lambda _m, _a, _o: _pop(stack)))
+        with torch.no_grad(), LastOp():
+            call()
+    except Exception:  # noqa: BLE001 - the same failure, expected
+        failed = True
+    finally:
+        for h in hooks:
+            h.remove()
+    if not failed:
+        return ""
+    parts = []
+    if last["op"] is not None:
+        parts.append(f"at {last['op']}")
+    if stack:
+        try:
+            t = type(model.get_submodule(stack[-1])).__name__
+        except AttributeError:
+            t = ""
+        parts.append(f"in {stack[-1]}{', ' + t if t else ''}")
+    return f" ({' '.join(parts)})" if parts else ""
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Silence fd 2 for a block: the profiler (kineto) prints start/stop lines there from C++, and an FX
+    module prints its own traceback there before raising; the exception itself is still raised."""
+    import io
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+# ---- a to_mkldnn model made to run as the jit's MKLDNN graph runs ---------------------------------
+# Eltwise modules torch.jit.optimize_for_inference runs on MKLDNN tensors with its own ops
+# (prim::MKLDNNHardTanh_, ...), which torch does not offer outside TorchScript.
+_JIT_MKLDNN_ELTWISE = ("ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "SiLU", "GELU", "ELU", "LeakyReLU")
+
+
+def _flat_eltwise(mod) -> Callable:
+    """The in-place dense op the jit runs for eltwise module `mod` on a flat buffer."""
+    import torch.nn.functional as F
+
+    t = type(mod).__name__
+    if t in ("ReLU6", "Hardtanh"):
+        lo, hi = getattr(mod, "min_val", 0.0), getattr(mod, "max_val", 6.0)
+        return lambda b: b.clamp_(lo, hi)
+    if t == "Hardswish":
+        return lambda b: F.hardswish(b, inplace=True)
+    if t == "Hardsigmoid":
+        return lambda b: F.hardsigmoid(b, inplace=True)
+    if t == "SiLU":
+        return lambda b: F.silu(b, inplace=True)
+    if t == "ELU":
+        return lambda b: F.elu(b, getattr(mod, "alpha", 1.0), inplace=True)
+    if t == "LeakyReLU":
+        return lambda b: F.leaky_relu(b, getattr(mod, "negative_slope", 0.01), inplace=True)
+    return lambda b: mod(b)  # GELU: out of place
+
+
+def _failing_module(model, call) -> str | None:
+    """The innermost module running when call() raised (None: it did not raise, or raised outside a module)."""
+    import torch
+
+    stack: list[str] = []
+    hooks = []
+    try:
+        for name, m in model.named_modules():
+            if name and not isinstance(m, torch.jit.ScriptModule):
+                hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append(n)))
+                hooks.append(m.register_forward_hook(lambda _m, _a, _o: _pop(stack)))
+        with torch.no_grad():
+            call()
+        return None
+    except Exception:  # noqa: BLE001
+        if not stack:
+            raise
+        return stack[-1]
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def make_mkldnn_runnable(model, call, max_fixes: int = 500) -> list[str]:
+    """Make a to_mkldnn model run as the jit's MKLDNN graph would, for the remainder estimate: an eltwise
+    module the jit runs on MKLDNN tensors becomes an in-place MKLDNN ReLU (the same one memory pass);
+    any other module that refuses MKLDNN tensors runs dense between a to_dense and a to_mkldnn, the
+    conversions the jit inserts there. Raises when an op outside any module refuses (it cannot be wrapped)."""
+    from torch import nn
+
+    class MkldnnEltwise(nn.Module):
+        """The jit's prim::MKLDNNHardTanh_ (and kin): the dense aten op in place on the MKLDNN tensor's buffer
+        seen as a flat tensor (frozen_ops_to_mkldnn.cpp, createUnaryOp), e.g. aten::clamp on [1204224]. An
+        MKLDNN relu_ is not that op: it builds an oneDNN eltwise each call (~95 us per MobileNetV2 mb1 call,
+        against ~25 us for the clamp). Torch offers no flat view of an MKLDNN buffer outside TorchScript, so
+        the op runs on a dense buffer of the same size, one per size (as warm as the conv output it stands
+        for); the MKLDNN tensor passes through unchanged."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.op = _flat_eltwise(inner)
+
+        def forward(self, x):
+            n = x.numel()
+            buf = buffers.get((n, x.dtype))
+            if buf is None:
+                buf = buffers[(n, x.dtype)] = torch.zeros(n, dtype=x.dtype)
+            self.op(buf)
+            return x
+
+    class DenseIsland(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x.to_dense()).to_mkldnn()
+
+    import torch
+
+    buffers: dict = {}
+    fixed: list[str] = []
+    for _ in range(max_fixes):
+        path = _failing_module(model, call)
+        if path is None:
+            return fixed
+        mod = model.get_submodule(path)
+        if isinstance(mod, (MkldnnEltwise, DenseIsland)):
+            raise RuntimeError(f"{path} still refuses MKLDNN tensors")
+        new = MkldnnEltwise(mod) if type(mod).__name__ in _JIT_MKLDNN_ELTWISE else DenseIsland(mod)
+        set_submodule(model, path, new)
+        fixed.append(path)
+    raise RuntimeError("too many modules refuse MKLDNN tensors")
+
+
+def copy_model(model):
+    import torch
+
+    if isinstance(model, torch.jit.ScriptModule):
+        return model  # TorchScript modules are not copied (deepcopy is unreliable); nothing changes them
+    return copy.deepcopy(model)
+
+
+def fold_bn(model):
+    """A copy of the model with BatchNorm folded into the convs (torch.fx), as torch.jit.freeze does; None
+    when the model cannot be traced symbolically."""
+    try:
+        from torch.fx.experimental.optimization import fuse
+
+        return fuse(copy.deepcopy(model))
+    except Exception:  # noqa: BLE001
+        return None
