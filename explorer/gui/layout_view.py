@@ -1,4 +1,4 @@
-"""Layout view: one tensor of one path, drawn twice.
+"""Layout view: one tensor of one path, drawn twice, with its facts.
 
 * Logical pane: the tensor as people think of it. Data tensors show the first image with its channels as
   H x W planes in a grid; weights show a matrix of kh x kw planes (rows = output channel, columns = input
@@ -8,499 +8,41 @@
   holds; padding cells are grey.
 
 Hovering a cell in either pane highlights the same element in the other and shows its offset formula.
-Everything is built with numpy from :class:`explorer.core.layout.tags.Layout` (no per-element Python loop) and
-drawn as two uint8 ImageItems with a fixed lookup table; big tensors are sliced to ``CELL_LIMIT`` cells.
+The pixel maps come from :mod:`explorer.core.layout.picture` (numpy, no Qt); the panes are
+:class:`explorer.gui.layout_pane.LayoutPane`; the facts text is :mod:`explorer.gui.layout_facts`. This module
+ties them together: controls, captions, labels and outlines, hover and sizing.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
 
-import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
+from explorer.core.layout.picture import (
+    CELL_LIMIT,
+    DIM_WORDS,
+    N_COLOURS,
+    PHYS_LIMIT,
+    HoverInfo,
+    LayoutPicture,
+    build_picture,
+    default_colour_dim,
+    dim_names,
+    fmt_dims,
+    make_lut,
+    slices_caption,
+    weight_grouped,
+)
 from explorer.core.layout.tags import Layout
+from explorer.gui.layout_facts import brief_html, facts_html
+from explorer.gui.layout_pane import LayoutPane
 from explorer.gui.widgets import ElidedLabel, FlowLayout
 
-__all__ = ["LayoutView", "LayoutPicture", "HoverInfo", "build_picture", "CELL_LIMIT", "PHYS_LIMIT"]
+__all__ = ["LayoutView"]
 
-CELL_LIMIT = 65536  # at most this many logical cells are drawn
-PHYS_LIMIT = 16384  # at most this many buffer elements in the physical pane (about 2.5 px per cell at 900 px)
 ROLES = ("input", "weight", "output")
-
-# Fixed qualitative palette (Kelly's colours without white, black and grey, plus cyan); greys mean padding.
-_QUALITATIVE = [
-    "#0067A5", "#F38400", "#008856", "#BE0032", "#875692", "#F3C300", "#17BECF", "#E68FAC", "#8DB600",
-    "#882D17", "#A1CAF1", "#604E97", "#F99379", "#DCD300", "#B3446C", "#654522", "#E25822", "#2B3D26",
-    "#C2B280", "#F6A600",
-]
-N_COLOURS = len(_QUALITATIVE)
-GAP, PAD_A, PAD_B = 255, 254, 253  # LUT slots: transparent gap, two greys for hatched padding
-_TARGET_ASPECT = 0.9  # width / height the grids aim for (panes are roughly square)
-
-_DIM_NAMES = {
-    ("data", 1): "c", ("data", 2): "nc", ("data", 3): "ncw", ("data", 4): "nchw", ("data", 5): "ncdhw",
-    ("weight", 1): "o", ("weight", 2): "oi", ("weight", 3): "oiw", ("weight", 4): "oihw",
-    ("weight", 5): "goihw", ("weight", 6): "goidhw",
-}
-_DIM_WORDS = {"n": "image", "c": "channel", "h": "row", "w": "column", "d": "depth", "o": "output channel",
-              "i": "input channel", "g": "group"}
-_SOURCE_TEXT = {
-    "descriptor": "descriptor (the MKLDNN tensor's oneDNN memory desc)",
-    "strides": "strides (of the dense tensor)",
-    "trace": "trace (the convolution's oneDNN verbose line)",
-}
-
-
-_SPATIAL = {0: "", 1: "w", 2: "hw", 3: "dhw"}
-
-
-def weight_grouped(layout: Layout) -> bool:
-    """A weight with a leading g dim: as the layout says, else guessed (5+ dims: a grouped 2-D weight)."""
-    g = getattr(layout, "grouped", None)
-    return g if g is not None else layout.ndims >= 5
-
-
-def dim_names(layout: Layout) -> str:
-    if layout.kind == "weight" and layout.ndims >= 3:
-        lead = "g" if weight_grouped(layout) else ""
-        sp = layout.ndims - 2 - len(lead)
-        if sp in _SPATIAL:
-            return lead + "oi" + _SPATIAL[sp]
-    return _DIM_NAMES.get((layout.kind, layout.ndims), "abcdefghijkl"[: layout.ndims])
-
-
-def make_lut(dark: bool = False) -> np.ndarray:
-    """256 x 4 uint8 RGBA lookup table: channel colours cycle in 0..N_COLOURS-1, greys for padding."""
-    lut = np.zeros((256, 4), dtype=np.uint8)
-    for i in range(GAP):
-        c = QtGui.QColor(_QUALITATIVE[i % N_COLOURS])
-        lut[i] = (c.red(), c.green(), c.blue(), 255)
-    lut[PAD_A] = (82, 82, 82, 255) if dark else (150, 150, 150, 255)
-    lut[PAD_B] = (112, 112, 112, 255) if dark else (190, 190, 190, 255)
-    lut[GAP] = (0, 0, 0, 0)
-    return lut
-
-
-# ------------------------------------------------------------------------------------------------ model
-@dataclass
-class LayoutPicture:
-    """Pixel maps of both panes for one layout. Image arrays are row-major (row = y, column = x)."""
-
-    layout: Layout
-    colour_dim: int
-    # logical pane
-    log_img: np.ndarray  # uint8 (H, W)
-    log_off: np.ndarray  # int64 (H, W): buffer offset of the cell, -1 in gaps
-    log_idx: np.ndarray  # int64 (H, W, ndims): logical (possibly padded) index, -1 in gaps
-    log_pad: np.ndarray  # bool (H, W): cell is a padding (ghost) element
-    log_mode: str  # "wrap" (data: channels in a grid) or "matrix" (weights: o x i)
-    log_grid: dict  # geometry: plane_h, plane_w, gap, cols, rows, nplanes, grid dims...
-    # physical pane
-    phys_img: np.ndarray  # uint8 (H, W)
-    phys_off: np.ndarray  # int64 (H, W): buffer offset, -1 in gaps and beyond the drawn prefix
-    phys_count: int  # buffer elements drawn: offsets 0 .. phys_count-1
-    phys_total: int  # elements in the whole (padded) buffer
-    phys_idx: np.ndarray  # int64 (phys_count, ndims): element at each drawn offset, -1 for padding
-    phys_valid: np.ndarray  # bool (phys_count,)
-    phys_geom: dict  # run, tile_h, tile_w, gap_x, gap_y, per_row
-    notes: list[str]  # human notes on what is drawn (slices)
-    sliced: bool
-
-    # -- lookups ------------------------------------------------------------------------------------
-    def __post_init__(self):
-        ys, xs = np.nonzero(self.log_off >= 0)
-        offs = self.log_off[ys, xs]
-        order = np.argsort(offs, kind="stable")
-        self._log_sorted = offs[order]
-        self._log_xy = np.stack([xs[order], ys[order]], axis=1)
-        self._phys_pix = np.full((self.phys_count, 2), -1, dtype=np.int64)
-        pys, pxs = np.nonzero(self.phys_off >= 0)
-        self._phys_pix[self.phys_off[pys, pxs]] = np.stack([pxs, pys], axis=1)
-
-    def logical_cell_of_offset(self, offset: int) -> tuple[int, int] | None:
-        """(x, y) of the logical-pane cell holding buffer `offset`, or None when it is not drawn."""
-        i = int(np.searchsorted(self._log_sorted, offset))
-        if i < len(self._log_sorted) and self._log_sorted[i] == offset:
-            x, y = self._log_xy[i]
-            return int(x), int(y)
-        return None
-
-    def physical_cell_of_offset(self, offset: int) -> tuple[int, int] | None:
-        """(x, y) of the physical-pane cell of buffer `offset`, or None beyond the drawn prefix."""
-        if 0 <= offset < self.phys_count:
-            x, y = self._phys_pix[offset]
-            if x >= 0:
-                return int(x), int(y)
-        return None
-
-    def logical_plane_rect(self, cell: tuple[int, int]) -> tuple[int, int, int, int]:
-        """(x, y, w, h) of the plane holding logical cell `cell`."""
-        g = self.log_grid
-        sx, sy = g["plane_w"] + g["gap"], g["plane_h"] + g["gap"]
-        return (cell[0] // sx) * sx, (cell[1] // sy) * sy, g["plane_w"], g["plane_h"]
-
-    def physical_run_rect(self, cell: tuple[int, int]) -> tuple[int, int, int, int]:
-        """(x, y, w, h) of the contiguous run (row or tile) holding physical cell `cell`."""
-        g = self.phys_geom
-        sx, sy = g["tile_w"] + g["gap_x"], g["tile_h"] + g["gap_y"]
-        return (cell[0] // sx) * sx, (cell[1] // sy) * sy, g["tile_w"], g["tile_h"]
-
-    def logical_cell_of_index(self, index) -> tuple[int, int] | None:
-        return self.logical_cell_of_offset(self.layout.offset(index))
-
-    def physical_offset_at(self, x: int, y: int) -> int | None:
-        h, w = self.phys_off.shape
-        if 0 <= x < w and 0 <= y < h and self.phys_off[y, x] >= 0:
-            return int(self.phys_off[y, x])
-        return None
-
-    def logical_at(self, x: int, y: int) -> tuple[int, tuple[int, ...], bool] | None:
-        """(offset, index, is_padding) of the logical cell at (x, y), or None in a gap / outside."""
-        h, w = self.log_off.shape
-        if 0 <= x < w and 0 <= y < h and self.log_off[y, x] >= 0:
-            return int(self.log_off[y, x]), tuple(int(v) for v in self.log_idx[y, x]), bool(self.log_pad[y, x])
-        return None
-
-
-def _slices(names: str, grid: dict) -> str:
-    """Caption tail for 3-D planes: each plane stacks its D slices of HxW vertically."""
-    pd = grid.get("plane_dims") or []
-    if len(pd) < 3:
-        return ""
-    a, b, c = (names[d].upper() for d in pd[-3:])
-    return f" ({a} slices of {b}\u00d7{c}, stacked)"
-
-
-def _checker(shape) -> np.ndarray:
-    y, x = np.indices(shape)
-    return np.where(((x + y) % 2) == 0, PAD_A, PAD_B).astype(np.uint8)
-
-
-def _logical(lay: Layout, limit: int, colour_dim: int):
-    nd, dims, pad = lay.ndims, lay.dims, lay.padded_dims
-    notes: list[str] = []
-    if lay.kind == "weight" and nd >= 2:
-        lead = 1 if (nd >= 3 and weight_grouped(lay)) else 0
-        rd, cd = lead, lead + 1
-        plane_dims = list(range(lead + 2, nd))
-        mode = "matrix"
-        fixed = list(range(lead))
-    elif nd == 2:
-        rd, cd, plane_dims, mode, fixed = 0, 1, [], "matrix", []
-    elif nd == 1:
-        rd, cd, plane_dims, mode, fixed = 0, None, [], "wrap", []
-    else:
-        rd, cd, plane_dims, mode, fixed = 1, None, list(range(2, nd)), "wrap", [0]
-    names = dim_names(lay)
-
-    ph = math.prod(dims[d] for d in plane_dims[:-1]) if len(plane_dims) > 1 else 1
-    pw = dims[plane_dims[-1]] if plane_dims else 1
-    if pw > limit:
-        pw = limit
-        notes.append(f"{names[plane_dims[-1]].upper()} cropped to {pw}")
-    if ph * pw > limit:
-        ph = max(1, limit // pw)
-        notes.append(f"plane rows cropped to {ph}")
-    gap = 1 if ph * pw > 1 else 0
-    planes_max = max(1, limit // (ph * pw))
-
-    if mode == "wrap":
-        n_log = min(dims[rd], planes_max)
-        ghosts = min(pad[rd] - dims[rd], planes_max - n_log) if n_log == dims[rd] else 0
-        nplanes = n_log + ghosts
-        if n_log < dims[rd]:
-            notes.append(f"{names[rd]} 0-{n_log - 1} of {dims[rd]}")
-        est = math.sqrt(nplanes * (ph + gap) / (pw + gap) * _TARGET_ASPECT)
-        blk = lay.dim_block(rd)
-        if blk > 1 and nplanes >= 4:
-            # Power of two that divides the block, so each block starts a fresh grid row.
-            cands = [2 ** k for k in range(0, int(math.log2(blk)) + 1) if blk % (2 ** k) == 0]
-            cols = min(cands, key=lambda c: abs(math.log(c / max(est, 1e-9))))
-        else:
-            cols = max(1, round(est))
-        cols = max(1, min(cols, nplanes))
-        rows = -(-nplanes // cols)
-    else:
-        nr, nc = pad[rd], pad[cd]
-        if nr * nc > planes_max:
-            nc = min(dims[cd], max(1, math.isqrt(planes_max)))
-            if nc > 16:
-                nc -= nc % 16
-            nr = min(dims[rd], max(1, planes_max // nc))
-            if nr > 16:
-                nr -= nr % 16
-            if nr < dims[rd]:
-                notes.append(f"{names[rd]} 0-{nr - 1} of {dims[rd]}")
-            if nc < dims[cd]:
-                notes.append(f"{names[cd]} 0-{nc - 1} of {dims[cd]}")
-        rows, cols, nplanes = nr, nc, nr * nc
-    del fixed  # fixed dims (image n, group g) are drawn at index 0; the captions say so
-
-    H = rows * (ph + gap) - gap
-    W = cols * (pw + gap) - gap
-    y, x = np.indices((H, W), dtype=np.int64)
-    pr, iy = np.divmod(y, ph + gap)
-    pc, ix = np.divmod(x, pw + gap)
-    gaps = (iy >= ph) | (ix >= pw)
-    idx = np.zeros((H, W, nd), dtype=np.int64)
-    if mode == "wrap":
-        p = pr * cols + pc
-        gaps |= p >= nplanes
-        idx[..., rd] = p
-    else:
-        idx[..., rd] = pr
-        idx[..., cd] = pc
-    if plane_dims:
-        idx[..., plane_dims[-1]] = ix
-        rem = iy.copy()
-        for d in reversed(plane_dims[:-1]):
-            idx[..., d] = rem % dims[d]
-            rem //= dims[d]
-    idx[gaps] = -1
-
-    ok = ~gaps
-    sel = idx[ok]
-    box = tuple(int(sel[:, d].max()) + 1 if sel.size else 1 for d in range(nd))
-    # Layout offsets are a sum of per-dim terms, so a layout with the drawn box as its dims gives the
-    # offsets of that box of the original buffer (ghost positions beyond dims included).
-    box_off = dataclasses.replace(lay, dims=box).offsets()
-    off = np.full((H, W), -1, dtype=np.int64)
-    off[ok] = box_off[tuple(sel.T)]
-    padm = ok & np.any(idx >= np.asarray(dims), axis=2)
-
-    img = np.full((H, W), GAP, dtype=np.uint8)
-    img[ok] = (idx[..., colour_dim][ok] % N_COLOURS).astype(np.uint8)
-    img[padm] = _checker((H, W))[padm]
-
-    grid = dict(plane_h=ph, plane_w=pw, gap=gap, rows=rows, cols=cols, nplanes=nplanes, row_dim=rd,
-                col_dim=cd, plane_dims=plane_dims)
-    return img, off, idx, padm, mode, grid, notes
-
-
-def _physical(lay: Layout, limit: int, colour_dim: int):
-    nd, pad = lay.ndims, lay.padded_dims
-    total = math.prod(pad)
-    notes: list[str] = []
-    names = dim_names(lay)
-    run = lay.innermost_run
-    if lay.kind == "data" and nd >= 3 and lay.order[0] == 0 and pad[0] > 1:
-        count = total // pad[0]
-        scope = f"image 0 ({count} of {total} elements)"
-    else:
-        count = total
-        scope = f"all {total} elements"
-    if count > limit:
-        count = limit - limit % run if limit >= run else limit
-        scope = f"the first {count} of {total} elements"
-        notes.append(f"physical: first {count} of {total} buffer elements")
-
-    if len(lay.inner_blks) >= 2:
-        tw = lay.inner_blks[-1]
-        th = run // tw
-    elif run <= 64:
-        th, tw = 1, run
-    else:
-        divs = [d for d in range(64, 15, -1) if run % d == 0]
-        tw = divs[0] if divs else 64
-        th = -(-run // tw)
-    gx = 1 if tw >= 3 else 0
-    gy = 1 if th > 1 else 0
-    ntiles = -(-count // run)
-    est = math.sqrt(ntiles * (th + gy) / (tw + gx) * _TARGET_ASPECT)
-    per_row = max(1, round(est))
-    # Snap to the extent of the next-outer memory dim when close: a grid row then is one of its units.
-    nxt = lay.order[-1] if lay.inner_blks else (lay.order[-2] if nd >= 2 else None)
-    if nxt is not None:
-        ext = pad[nxt] // lay.dim_block(nxt)
-        if 0.67 * per_row <= ext <= 1.5 * per_row:
-            per_row = ext
-    per_row = max(1, min(per_row, ntiles))
-    rows = -(-ntiles // per_row)
-    H = rows * (th + gy) - gy
-    W = per_row * (tw + gx) - gx
-
-    y, x = np.indices((H, W), dtype=np.int64)
-    tr, iy = np.divmod(y, th + gy)
-    tc, ix = np.divmod(x, tw + gx)
-    r = iy * tw + ix
-    off = (tr * per_row + tc) * run + r
-    gaps = (iy >= th) | (ix >= tw) | (r >= run) | (off >= count)
-    off[gaps] = -1
-
-    pidx, valid = lay.elements_at(np.arange(count, dtype=np.int64))
-    colour = np.where(valid, pidx[:, colour_dim] % N_COLOURS, 0).astype(np.uint8)
-    img = np.full((H, W), GAP, dtype=np.uint8)
-    ok = ~gaps
-    o = off[ok]
-    chk = _checker((H, W))[ok]
-    img[ok] = np.where(valid[o], colour[o], chk)
-    geom = dict(run=run, tile_h=th, tile_w=tw, gap_x=gx, gap_y=gy, per_row=per_row, rows=rows, scope=scope)
-    del names
-    return img, off, count, total, pidx, valid, geom, notes
-
-
-def build_picture(lay: Layout, limit: int = CELL_LIMIT, colour_dim: int | None = None,
-                  phys_limit: int = PHYS_LIMIT) -> LayoutPicture:
-    """Both panes' pixel maps for `lay`: at most `limit` logical and `phys_limit` physical cells
-    (vectorised: no per-element loop)."""
-    if colour_dim is None:
-        colour_dim = default_colour_dim(lay)
-    limg, loff, lidx, lpad, mode, grid, lnotes = _logical(lay, limit, colour_dim)
-    pimg, poff, count, total, pidx, valid, geom, pnotes = _physical(lay, phys_limit, colour_dim)
-    notes = ["logical: " + ", ".join(lnotes)] if lnotes else []
-    notes += pnotes
-    sliced = bool(notes)
-    return LayoutPicture(lay, colour_dim, limg, loff, lidx, lpad, mode, grid, pimg, poff, count, total, pidx,
-                         valid, geom, notes, sliced)
-
-
-def default_colour_dim(lay: Layout) -> int:
-    names = dim_names(lay)
-    want = "o" if lay.kind == "weight" else "c"
-    return names.index(want) if want in names else (1 if lay.ndims > 1 else 0)
-
-
-# ------------------------------------------------------------------------------------------------ hover
-@dataclass
-class HoverInfo:
-    offset: int
-    index: tuple[int, ...] | None  # logical index, None for padding
-    padding: bool
-    text: str
-    logical_cell: tuple[int, int] | None
-    physical_cell: tuple[int, int] | None
-
-
-def _fmt_dims(dims) -> str:
-    return "\u00d7".join(str(d) for d in dims)
-
-
-def _human_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024.0
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
-    return f"{n} B"
-
-
-# ------------------------------------------------------------------------------------------------ widget
-class _Pane(QtWidgets.QWidget):
-    """A caption plus a pyqtgraph ViewBox (no axes) holding one ImageItem and two highlight rectangles."""
-
-    def __init__(self, caption: str, parent=None):
-        super().__init__(parent)
-        lay = QtWidgets.QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        self.caption = QtWidgets.QLabel(caption)
-        self.caption.setWordWrap(True)
-        f = self.caption.font()
-        f.setBold(True)
-        self.caption.setFont(f)
-        lay.addWidget(self.caption)
-        self.glw = pg.GraphicsLayoutWidget()
-        self.glw.setMinimumSize(120, 100)
-        self.glw.ci.setContentsMargins(2, 2, 2, 2)
-        self.vb = self.glw.addViewBox(lockAspect=True, invertY=True, enableMenu=True)
-        self.vb.setMouseEnabled(x=True, y=True)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.vb.addItem(self.image)
-        # Labels and dashed outlines are pooled and reused, never removed: on PySide6 6.12 with Python 3.11,
-        # QGraphicsScene.removeItem drops a reference to None on every call, which aborts the process
-        # after enough redraws ("none_dealloc: deallocating None").
-        self.labels: list[pg.TextItem] = []
-        self._labels_used = 0
-        self.outline = QtWidgets.QGraphicsPathItem()
-        self.outline.setBrush(Qt.NoBrush)
-        self.outline.setZValue(50)
-        self.vb.addItem(self.outline, ignoreBounds=True)
-        self.hl_outer = QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
-        self.hl_inner = QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
-        for item, colour, width in ((self.hl_outer, "#000000", 4.0), (self.hl_inner, "#ffffff", 2.0)):
-            pen = QtGui.QPen(QtGui.QColor(colour), width)
-            pen.setCosmetic(True)
-            item.setPen(pen)
-            item.setBrush(Qt.NoBrush)
-            item.setZValue(100 + width)
-            item.setVisible(False)
-            self.vb.addItem(item, ignoreBounds=True)
-        self.hl_group = QtWidgets.QGraphicsRectItem(0, 0, 1, 1)
-        gpen = QtGui.QPen(QtGui.QColor("#ff2bd6"), 2.0)
-        gpen.setCosmetic(True)
-        self.hl_group.setPen(gpen)
-        self.hl_group.setBrush(Qt.NoBrush)
-        self.hl_group.setZValue(99)
-        self.hl_group.setVisible(False)
-        self.vb.addItem(self.hl_group, ignoreBounds=True)
-        lay.addWidget(self.glw, 1)
-
-    def set_image(self, img: np.ndarray, lut: np.ndarray):
-        self.image.setImage(np.ascontiguousarray(img), lut=lut, levels=(0, 255), autoLevels=False,
-                            axisOrder="row-major")
-        self.image.setRect(QtCore.QRectF(0, 0, img.shape[1], img.shape[0]))
-
-    def begin_marks(self):
-        self._labels_used = 0
-        self.outline.setPath(QtGui.QPainterPath())
-
-    def add_label(self, text, x, y, anchor, colour, fill=None, point_size=None):
-        if self._labels_used == len(self.labels):
-            t = pg.TextItem("")
-            t.setZValue(60)
-            self.vb.addItem(t, ignoreBounds=True)
-            self.labels.append(t)
-        t = self.labels[self._labels_used]
-        self._labels_used += 1
-        t.setColor(colour)
-        t.setText(text)
-        t.fill = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
-        if point_size is not None:
-            f = t.textItem.font()
-            f.setPointSizeF(point_size)
-            t.setFont(f)
-        t.setAnchor(anchor)
-        t.setPos(x, y)
-        t.setVisible(True)
-        t.update()
-
-    def set_outlines(self, rects, pen):
-        path = QtGui.QPainterPath()
-        for r in rects:
-            path.addRect(r)
-        self.outline.setPen(pen)
-        self.outline.setPath(path)
-
-    def end_marks(self):
-        for t in self.labels[self._labels_used:]:
-            t.setVisible(False)
-
-    def highlight(self, cell: tuple[int, int] | None, group=None):
-        """Mark `cell` (x, y) with a high-contrast square and `group` (x, y, w, h) with a thin outline."""
-        if group is None or cell is None:
-            self.hl_group.setVisible(False)
-        else:
-            x, y, w, h = group
-            self.hl_group.setRect(QtCore.QRectF(x - 0.15, y - 0.15, w + 0.3, h + 0.3))
-            self.hl_group.setVisible(True)
-        for item in (self.hl_outer, self.hl_inner):
-            if cell is None:
-                item.setVisible(False)
-            else:
-                item.setRect(QtCore.QRectF(cell[0], cell[1], 1, 1))
-                item.setVisible(True)
-
-    def cell_at_scene(self, scene_pos) -> tuple[int, int] | None:
-        if not self.vb.sceneBoundingRect().contains(scene_pos):
-            return None
-        p = self.vb.mapSceneToView(scene_pos)
-        return int(math.floor(p.x())), int(math.floor(p.y()))
 
 
 class LayoutView(QtWidgets.QWidget):
@@ -605,8 +147,8 @@ class LayoutView(QtWidgets.QWidget):
         pl = QtWidgets.QHBoxLayout(panes)
         pl.setContentsMargins(0, 0, 0, 0)
         pl.setSpacing(6)
-        self.logical_pane = _Pane("Logical")
-        self.physical_pane = _Pane("Physical")
+        self.logical_pane = LayoutPane("Logical")
+        self.physical_pane = LayoutPane("Physical")
         self._scale = 0.0  # logical pane pixels per cell, as last fitted
         # Label margins are in pixels: a resize fits them again (a narrow pane must not clip "c12" to ":12").
         self.logical_pane.vb.sigResized.connect(self._on_logical_resized)
@@ -731,8 +273,8 @@ class LayoutView(QtWidgets.QWidget):
         self._layout = lay
         if lay is not None:
             self._fill_colour_combo(lay)
-        self.facts_label.setText(self._facts_html(tl, lay, kernel_mode))
-        self.brief_label.setText(self._brief_html(tl, lay, kernel_mode))
+        self.facts_label.setText(facts_html(tl, lay, kernel_mode, self._legend_text()))
+        self.brief_label.setText(brief_html(tl, lay, kernel_mode))
         self.brief_label.setToolTip(self._legend_text() if lay is not None else "")
         self._fit_hover_height()
         if lay is None:
@@ -760,7 +302,7 @@ class LayoutView(QtWidgets.QWidget):
         self.colour_combo.blockSignals(True)
         self.colour_combo.clear()
         for d, ch in enumerate(names):
-            word = _DIM_WORDS.get(ch, f"dim {d}")
+            word = DIM_WORDS.get(ch, f"dim {d}")
             self.colour_combo.addItem(f"{ch} ({word})", d)
         self.colour_combo.setCurrentIndex(min(want, lay.ndims - 1))
         self.colour_combo.blockSignals(False)
@@ -775,13 +317,13 @@ class LayoutView(QtWidgets.QWidget):
             rd = g["row_dim"]
             pl = "\u00d7".join(names[d].upper() for d in g["plane_dims"]) or "1"
             fixed = "image 0: " if lay.kind == "data" and lay.ndims >= 3 else ""
-            self.logical_pane.caption.setText(f"Logical \u2014 {fixed}{names[rd]} as {pl} planes{_slices(names, g)}")
+            self.logical_pane.caption.setText(f"Logical \u2014 {fixed}{names[rd]} as {pl} planes{slices_caption(names, g)}")
         else:
             pl = "\u00d7".join(names[d].upper() for d in g["plane_dims"]) or "1\u00d71"
             grp = "group 0: " if lay.kind == "weight" and weight_grouped(lay) else ""
             self.logical_pane.caption.setText(
                 f"Logical \u2014 {grp}rows {names[g['row_dim']]}, columns {names[g['col_dim']]}, {pl} planes"
-                f"{_slices(names, g)}")
+                f"{slices_caption(names, g)}")
         geo = pic.phys_geom
         tile = f"{geo['tile_h']}\u00d7{geo['tile_w']} tiles" if geo["tile_h"] > 1 else f"runs of {geo['run']}"
         scope = "image 0, " if geo["scope"].startswith("image 0") else "start of buffer, "
@@ -914,91 +456,9 @@ class LayoutView(QtWidgets.QWidget):
         del pad
 
     # ---------------------------------------------------------------------------------------- facts
-    def _facts_html(self, tl, lay: Layout | None, kernel_mode: bool) -> str:
-        rows: list[tuple[str, str]] = []
-        rows.append(("Tensor", f"{tl.role} \u00b7 {_fmt_dims(tl.shape)} {tl.dtype}"))
-        rows.append(("Showing", "as the convolution kernel used it" if kernel_mode else "as stored"))
-        if lay is not None:
-            alias = lay.alias
-            rows.append(("Tag", f"<b>{lay.tag}</b>" + (f" = {alias}" if alias else "")))
-            rows.append(("Dims", _fmt_dims(lay.dims)))
-            padded = _fmt_dims(lay.padded_dims)
-            if lay.padded_dims != lay.dims:
-                padded = f"<b>{padded}</b>"
-            rows.append(("Padded dims", padded))
-            rows.append(("Strides", ", ".join(str(s) for s in lay.strides) + " (outer, elements)"))
-            if lay.inner_blks:
-                names = dim_names(lay)
-                rows.append(("Inner blocks", " ".join(f"{b}{names[d]}" for b, d in zip(lay.inner_blks,
-                                                                                     lay.inner_idxs))))
-            rows.append(("Contiguous run", f"{lay.innermost_run} elements"))
-        if kernel_mode and lay is not None:
-            stored_b, logical_b = lay.nbytes, lay.logical_nbytes
-            src = "trace"
-        else:
-            stored_b, logical_b = tl.stored_bytes, tl.logical_bytes
-            src = tl.source
-        over = 100.0 * (stored_b - logical_b) / logical_b if logical_b else 0.0
-        rows.append(("Stored bytes", f"<b>{stored_b}</b>" + (f" ({_human_bytes(stored_b)})" if stored_b >= 1024
-                                                               else "")))
-        rows.append(("Logical bytes", f"{logical_b}" + (f" ({_human_bytes(logical_b)})" if logical_b >= 1024
-                                                        else "")))
-        ov = f"{over:+.1f} %"
-        rows.append(("Overhead", f"<b>{ov}</b> padding" if over > 0 else ov))
-        rows.append(("From", _SOURCE_TEXT.get(src, src)))
-        if lay is None:
-            reason = tl.unknown_reason or "no layout was recorded for this tensor"
-            if not reason.lower().startswith("unknown"):
-                reason = f"unknown, because {reason}"
-            rows.append(("Layout", f"<i>{reason}</i>"))
-        # Stored vs kernel comparison.
-        if tl.kernel is not None:
-            if tl.stored is not None and tl.kernel.tag == tl.stored.tag:
-                rows.append(("Kernel", f"used it as stored ({tl.kernel.tag}): no reorder needed"))
-            elif kernel_mode:
-                st = tl.stored.tag if tl.stored is not None else "unknown"
-                rows.append(("Kernel", f"stored as {st}; oneDNN reordered it to {tl.kernel.tag} for the kernel"))
-            else:
-                rows.append(("Kernel", f"used {tl.kernel.tag}"
-                             + (f" = {tl.kernel.alias}" if tl.kernel.alias else "")
-                             + ": a reorder ran before or after the convolution"))
-        else:
-            rows.append(("Kernel", "no oneDNN convolution in the trace"))
-        legend = self._legend_text()
-        body = "".join(f"<tr><td style='padding-right:6px; white-space:nowrap'><b>{k}</b></td><td>{v}</td></tr>"
-                       for k, v in rows)
-        table = f"<table cellspacing='0' cellpadding='1'>{body}</table>"
-        return table if lay is None else table + f"<p style='margin-top:6px'><small>{legend}</small></p>"
-
     def _legend_text(self) -> str:
         return ("Colour = logical " + (self.colour_combo.currentText() if self.colour_combo.count() else "index")
                 + f" (cycles every {N_COLOURS}); grey checks = padding (zeros). Hover a cell for its offset.")
-
-    def _brief_html(self, tl, lay: Layout | None, kernel_mode: bool) -> str:
-        """The facts that matter most, in one wrapped line above the panes (the Details panel has them all)."""
-        parts = []
-        if lay is not None:
-            parts.append(f"<b>{lay.tag}</b>" + (f" = {lay.alias}" if lay.alias else ""))
-            parts.append(f"{_fmt_dims(lay.dims)} {tl.dtype}")
-            if lay.padded_dims != lay.dims:
-                parts.append(f"padded to <b>{_fmt_dims(lay.padded_dims)}</b>")
-            parts.append(f"runs of {lay.innermost_run}")
-            stored_b, logical_b = (lay.nbytes, lay.logical_nbytes) if kernel_mode else (tl.stored_bytes,
-                                                                                        tl.logical_bytes)
-        else:
-            parts.append(f"{tl.role} \u00b7 {_fmt_dims(tl.shape)} {tl.dtype} \u00b7 <i>layout unknown</i>")
-            stored_b, logical_b = tl.stored_bytes, tl.logical_bytes
-        over = 100.0 * (stored_b - logical_b) / logical_b if logical_b else 0.0
-        parts.append(f"stored {_human_bytes(stored_b)}" + (f" (<b>{over:+.1f} %</b> padding)" if over > 0 else ""))
-        if tl.kernel is None:
-            parts.append("no oneDNN kernel")
-        elif tl.stored is not None and tl.kernel.tag == tl.stored.tag:
-            parts.append("the kernel used it as stored")
-        elif kernel_mode:
-            parts.append(f"reordered from {tl.stored.tag if tl.stored is not None else 'unknown'} for the kernel")
-        else:
-            parts.append(f"the kernel used <b>{tl.kernel.tag}</b> (a reorder)")
-        return " \u00b7 ".join(parts)
 
     # ---------------------------------------------------------------------------------------- sizing
     def _on_facts_toggled(self, on: bool) -> None:
@@ -1042,7 +502,7 @@ class LayoutView(QtWidgets.QWidget):
                 f"  \u2192  offset {lay.nbytes}   (outside the drawn logical slice)")
         lines = [head] + ["  = " + part for part in lay.offset_formula(last).split(" = ")[:-1]]
         pad = (f"padding (zero) at offset {lay.nbytes}: {names[0]}={last[0]} \u2265 {lay.dims[0]} exists only in "
-               f"memory (padded to {_fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
+               f"memory (padded to {fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
         return ["\n".join(lines), pad]
 
     def _fit_hover_height(self) -> None:
@@ -1105,7 +565,7 @@ class LayoutView(QtWidgets.QWidget):
             if padded_idx is not None:
                 beyond = [f"{n}={v} \u2265 {d}" for n, v, d in zip(names, padded_idx, lay.dims) if v >= d]
                 text = (f"padding (zero) at offset {off}: {', '.join(beyond)} exists only in memory "
-                        f"(padded to {_fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
+                        f"(padded to {fmt_dims(lay.padded_dims)}); oneDNN keeps it zero")
         if pcell is None and idx is not None:
             text += "   (physical pane shows only the first part of the buffer)"
         shown = text

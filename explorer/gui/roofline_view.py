@@ -28,7 +28,8 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVB
 
 from explorer.gui.colors import ordered, path_color, theme
 from explorer.gui.export import export_plot
-from explorer.gui.sweep_charts import HoverLabel, nearest, log_axes
+from explorer.gui.chart_axes import log_axes
+from explorer.gui.chart_base import HoverLabel, nearest
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 

@@ -49,14 +49,10 @@ from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
-from explorer.gui.sweep_charts import (
-    LOG_FIELDS,
-    BarChart,
-    HeatmapChart,
-    LineChart,
-    SpeedupChart,
-    SweepData,
-)
+from explorer.gui.bar_chart import BarChart
+from explorer.gui.heatmap_chart import HeatmapChart
+from explorer.gui.line_charts import LineChart, SpeedupChart
+from explorer.gui.sweep_charts import LOG_FIELDS, SweepData
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
 
