@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
+from explorer.core.report.sweep_data import SweepData
 from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
 from explorer.gui.sweep_charts import (
@@ -55,7 +56,6 @@ from explorer.gui.sweep_charts import (
     HeatmapChart,
     LineChart,
     SpeedupChart,
-    SweepData,
 )
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
