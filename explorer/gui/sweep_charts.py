@@ -882,6 +882,10 @@ class HeatmapChart(_ChartBase):
         self.path = "mkldnn"
         self.baseline_path = "dense"
         self.image = pg.ImageItem(axisOrder="col-major")
+        # Data before the colour bar is linked: linked to an image without data, the bar's levels (-1, 1) are
+        # deferred by pyqtgraph and applied after the image's first setImage, over the fastest-path levels, so
+        # a heatmap drawn once (a reopened session) showed wrong colours until the next redraw.
+        self.image.setImage(np.full((1, 1), np.nan, dtype=np.float32), autoLevels=False, levels=(-1, 1))
         self.plot.addItem(self.image)
         self.plot.showGrid(x=False, y=False)
         self.plot.getViewBox().setMouseEnabled(False, False)
