@@ -31,7 +31,7 @@ METRICS = {"median_ms": "median time per call (ms)", "gflops": "GFLOP/s"}
 LOG_FIELDS = ("mb", "g", "ic", "oc", "threads")
 
 
-from explorer.core.report.sweep_data import Cell, SweepData, short_name
+from explorer.core.report.sweep_data import Cell, SweepData
 
 
 # ---- chart helpers --------------------------------------------------------------------------------------

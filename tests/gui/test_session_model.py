@@ -58,3 +58,56 @@ def test_a_reopened_2d_sweep_draws_each_cell_in_its_best_paths_colour(make_windo
     for (i, j), best in BEST.items():
         want = QColor(path_color(best))
         assert _cell_rgb(sv.heatmap, i, j) == (want.red(), want.green(), want.blue()), (i, j, best)
+def _peak(threads, fp32):
+    from explorer.core.measure.machine import Peak
+
+    return Peak(fp32, None, 10.0, threads, "now", "k")
+
+
+def test_measuring_the_peak_updates_table_roofline_and_summary_from_one_object(make_window):
+    from explorer.core.jobs.events import PathFinished
+
+    win = make_window()
+    r = Result(spec=BASE, path="dense", threads=3, status="ok", median_ms=1.0, p25_ms=1.0, p75_ms=1.0,
+               gflops=50.0, samples=5)
+    r.samples_ms = np.array([1.0] * 5)
+    win.session.apply(PathFinished(r))
+    p = _peak(3, 200.0)
+    win._on_peak(p)  # what "Measure machine peak" ends with
+    assert win.session.peaks.at(3) is p
+    assert win.model.peaks is win.session.peaks  # the table reads the session's peaks, no copy
+    assert win.model.pct_peak(win.model.results[0]) == 25.0
+    assert win.roofline_view.peak is p
+    assert win.summary.peak_fp32 == 200.0
+    p2 = _peak(3, 100.0)
+    win._on_peak(p2)
+    assert win.model.pct_peak(win.model.results[0]) == 50.0 and win.roofline_view.peak is p2
+    assert win.summary.peak_fp32 == 100.0
+
+
+def test_a_saved_model_report_reopens_with_the_model_tab_filled(make_window, tmp_path):
+    from explorer.core.session.state import ModelDone
+    from tests.core.test_session_state import _report
+
+    win = make_window()
+    win.session.apply(ModelDone(_report()))
+    assert win.model_view.report is win.session.model_report
+    path = tmp_path / "m.json"
+    assert win.save_session(str(path), ask=False)
+    win2 = make_window()
+    assert win2.open_session(str(path))
+    mv = win2.model_view
+    assert mv.report is not None and mv.report is win2.session.model_report
+    assert mv.layers.rowCount() == 1 and mv.layers.item(0, 0).text() == "conv1"
+    assert mv.modes_table.rowCount() == 1
+    assert mv.export_button.isEnabled()
+
+
+def test_sweep_rows_are_held_once_in_the_session(make_window):
+    win = make_window()
+    sv = win.sweep_view
+    sv.restore_state(_grid_state())
+    assert sv.session is win.session
+    assert sv.data is win.session.sweep.data
+    assert sv.results() == win.session.sweep.rows() and len(sv.results()) == 18
+    assert not hasattr(sv, "_items") and not hasattr(sv, "_results")

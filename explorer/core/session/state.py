@@ -5,9 +5,12 @@
     s.apply(event)                             the ONE way a job's events change the state
     s.save(path) / SessionState.load(path)     the whole state as a session file (explorer.core.session.store)
 
-Aspects (ASPECTS): spec, options, results (the Run rows), sweep (the last sweep's setup, points and rows, in one
+Aspects (ASPECTS) and the change each passes: spec, options, results (the Run rows: ("reset", rows) or
+("added", Result)), sweep (the last sweep's setup, points and rows, in one
 SweepData), model (the last ModelReport), peaks (ONE Peaks object: machine.Peak by threads), baseline (the
-summary's baseline path), job (the running job and its progress). Callbacks run synchronously in the thread
+summary's baseline path), job (the running job and its progress). The sweep passes ("begun" | "restored",
+SweepState) or ("added", [(point index, row)]); the job ("started" | "path_started" | "samples" | "retry" |
+"progress" | "finished", ...). `results` is one list object for the whole session (changed in place). Callbacks run synchronously in the thread
 that called apply (the GUI's session_bridge turns them into Qt signals); a failing callback never stops the
 others, nor the change.
 """
@@ -104,7 +107,7 @@ class Peaks:
 
     def pct(self, r) -> float | None:
         """% of peak of a Result: against the peak at its threads, else what the measuring process stored."""
-        if r.status != "ok" or not r.gflops:
+        if not r.gflops:
             return None
         peak = self.gflops(r.spec.dtype, r.threads)
         return 100.0 * r.gflops / peak if peak else r.pct_peak
@@ -280,7 +283,7 @@ class SessionState:
         self.notify("baseline", self.baseline)
 
     def set_results(self, results, spec=None, options: dict | None = None) -> None:
-        self.results = list(results)
+        self.results[:] = list(results)  # the same list object for the whole session: views may hold it
         self.run_spec = spec
         self.run_options = dict(options) if options is not None else None
         self.notify("results", ("reset", self.results))
@@ -298,7 +301,7 @@ class SessionState:
     def set_sweep(self, state: dict | None) -> None:
         """A saved sweep ({setup, points, items}) as the last sweep (the charts re-draw from it)."""
         self.sweep.replace(state)
-        self.notify("sweep", ("reset", self.sweep))
+        self.notify("sweep", ("restored", self.sweep))
 
     def all_results(self) -> list:
         """Every row measured in this session: the Run rows, then the sweep's."""
@@ -330,7 +333,7 @@ class SessionState:
         if isinstance(ev, RunStarted):
             self.run_spec = ev.spec
             self.run_options = dict(ev.options)
-            self.results = []
+            self.results.clear()
             self.notify("results", ("reset", self.results))
             self.begin("run", total=len(ev.options.get("paths") or ()), budget=(ev.options.get("budget_ms") or 0) / 1e3)
         elif isinstance(ev, PathStarted):
@@ -360,7 +363,7 @@ class SessionState:
                 self.end(ev.cancelled)
         elif isinstance(ev, SweepBegun):
             self.sweep.begin(ev.points, ev.setup, ev.mode, ev.paths, ev.geometric)
-            self.notify("sweep", ("reset", self.sweep))
+            self.notify("sweep", ("begun", self.sweep))
             self.begin("sweep", total=len(ev.points), budget=(ev.setup.get("budget_ms") or 0) / 1e3)
         elif isinstance(ev, SweepStarted):
             self.notify("job", ("sweep_started", ev))
