@@ -14,8 +14,6 @@ from explorer.gui.export import export_plot
 class WindowFiles:
     """Exports and file dialogs of the window."""
 
-    # ---- files -------------------------------------------------------------------------------------------
-
     def _ask_path(self, caption: str, filters: str, default: str, save: bool = True) -> str | None:
         start = str(Path(self._last_dir()) / default)
         if save:

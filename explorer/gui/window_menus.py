@@ -8,8 +8,6 @@ from PySide6.QtGui import QAction, QKeySequence
 class WindowMenus:
     """The menu bar and its actions; the slots are MainWindow's (and its other mixins')."""
 
-    # ---- actions and menus ---------------------------------------------------------------------------------
-
     def _action(self, text, slot, shortcut=None, tip=None) -> QAction:
         a = QAction(text, self)
         if shortcut:

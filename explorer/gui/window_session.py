@@ -37,8 +37,7 @@ class WindowSession:
             self.panel.set_spec(spec)
 
     def _on_session_options(self, o: dict) -> None:
-        if o:
-            self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
+        self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
 
     # ---- session files --------------------------------------------------------------------------------
     def session_options(self) -> dict:
@@ -89,6 +88,7 @@ class WindowSession:
             return False
         self.timing.clear()
         self.summary.clear()
+        self.session.errors.clear()
         self.session.restore(stored)
         for r in stored.results:
             self.summary.set_result(r)

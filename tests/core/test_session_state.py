@@ -113,3 +113,16 @@ def test_an_old_session_file_without_a_model_still_loads(tmp_path):
     path.write_text(json.dumps(d))
     assert load_session(path).model is None
     assert SessionState.load(path).model_report is None
+
+
+def test_a_real_model_report_round_trips_with_the_same_answer_and_csv(tmp_path):
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.model import planner as M
+    from explorer.core.session.store import model_from_dict, model_to_dict
+
+    ropts = RunOptions(paths=("dense", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
+    mopts = M.ModelOptions(modes=("nchw", "to_mkldnn"), mode_budget_ms=10, min_samples=3)
+    report = list(M.iter_model("tiny", "1,3,16,16", run_opts=ropts, model_opts=mopts, threads=1))[-1].report
+    back = model_from_dict(json.loads(json.dumps(model_to_dict(report), allow_nan=False)), "t")
+    assert back.answer() == report.answer()
+    assert M.report_rows(back) == M.report_rows(report)

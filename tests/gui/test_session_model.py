@@ -111,3 +111,19 @@ def test_sweep_rows_are_held_once_in_the_session(make_window):
     assert sv.data is win.session.sweep.data
     assert sv.results() == win.session.sweep.rows() and len(sv.results()) == 18
     assert not hasattr(sv, "_items") and not hasattr(sv, "_results")
+
+
+def test_the_bridge_relays_every_aspect_as_a_qt_signal(qtbot):
+    from explorer.core.session.state import SessionState
+    from explorer.gui.session_bridge import SessionBridge
+
+    s = SessionState()
+    bridge = SessionBridge(s)
+    seen = []
+    bridge.changed.connect(lambda aspect, change: seen.append(aspect))
+    with qtbot.waitSignal(bridge.baseline_changed, timeout=1000) as blocker:
+        s.set_baseline("mkldnn")
+    assert blocker.args == ["mkldnn"] and seen == ["baseline"]
+    bridge.detach()
+    s.set_baseline("dense")
+    assert seen == ["baseline"]
