@@ -30,9 +30,10 @@ def add_parsers(sub) -> None:
 
 
 def cmd_run(args) -> int:
-    from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted
+    from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samples
     from explorer.core.problem.memory import check_memory
     from explorer.core.report.results import CsvSink, check_writable
+    from explorer.core.session.state import RunFinished, RunStarted, SessionState
 
     if args.list:
         return _list_one(args)
@@ -41,7 +42,11 @@ def cmd_run(args) -> int:
     check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
     sink = CsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
     timeline = open_timeline(args)
-    results = []
+    # The window's session model: every event goes through its apply, and the table prints from its rows.
+    session = SessionState(spec, {"paths": list(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms,
+                                  "trace": opts.trace})
+    session.apply(RunStarted(spec, session.options))
+    results = session.results
     quiet = args.json
     if not quiet:
         exact = f", exact_ops={spec.exact_ops:,} (benchdnn's count takes its shortcut and counts padding taps)" \
@@ -53,17 +58,19 @@ def cmd_run(args) -> int:
                   "MKLDNN paths get the input padded once, before the conversion", file=sys.stderr)
     try:
         for ev in measured_events("run", spec, opts, allocator=opts.allocator):
+            if isinstance(ev, (PathStarted, Samples, PathRetry, PathFinished)):
+                session.apply(ev)
             if isinstance(ev, PathStarted) and not quiet:
                 print(f"  [{ev.index + 1}/{ev.total}] {ev.path} ...", file=sys.stderr, flush=True)
             elif isinstance(ev, PathRetry) and not quiet:
                 print(f"        disturbed ({ev.reason}); measuring again, attempt {ev.attempt}", file=sys.stderr,
                       flush=True)
             elif isinstance(ev, PathFinished):
-                results.append(ev.result)
                 sink.add(ev.result)
                 if timeline is not None:
                     timeline.add(ev.result)
     finally:
+        session.apply(RunFinished())
         if results and not quiet:
             print(format_table(results))
             warn = warning_line(results)

@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.errors import ExplorerError
+from explorer.core.report.sweep_data import result_row
 from explorer.gui.colors import qcolor
-from explorer.gui.sweep_charts import result_row
 
 CURRENT = "current results"
 

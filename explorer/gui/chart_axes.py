@@ -1,4 +1,5 @@
-"""The sweep charts' axes: log axes with readable ticks, ticks at the swept values, layer names drawn upright.
+"""The sweep charts' axes: the metrics' names, the fields read on a log axis, log axes with readable ticks,
+ticks at the swept values, layer names drawn upright.
 
 Shared by every chart (and the roofline view's log axes); the ticks are set here so a chart's redraw only says
 what it draws, not how its axis reads.
@@ -11,9 +12,14 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 
-from explorer.gui.sweep_charts import SweepData
+from explorer.core.report.sweep_data import SweepData
 
-__all__ = ["LogAxis", "log_axes", "x_ticks", "layer_ticks", "unrotate"]
+__all__ = ["METRICS", "LOG_FIELDS", "LogAxis", "log_axes", "x_ticks", "layer_ticks", "unrotate"]
+
+
+METRICS = {"median_ms": "median time per call (ms)", "gflops": "GFLOP/s"}
+# Fields whose sweeps are usually geometric: a log x axis spreads 1, 2, 4, ... 256 evenly.
+LOG_FIELDS = ("mb", "g", "ic", "oc", "threads")
 
 
 class LogAxis(pg.AxisItem):

@@ -10,9 +10,9 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont
 
 from explorer.core.paths.base import PATHS
+from explorer.core.report.sweep_data import Cell, SweepData
 from explorer.gui.chart_base import ChartBase
 from explorer.gui.colors import ordered, path_color, qcolor
-from explorer.gui.sweep_charts import Cell, SweepData
 
 __all__ = ["HeatmapChart", "fmt_x"]
 
@@ -30,6 +30,10 @@ class HeatmapChart(ChartBase):
         self.path = "mkldnn"
         self.baseline_path = "dense"
         self.image = pg.ImageItem(axisOrder="col-major")
+        # Data before the colour bar is linked: linked to an image without data, the bar's levels (-1, 1) are
+        # deferred by pyqtgraph and applied after the image's first setImage, over the fastest-path levels, so
+        # a heatmap drawn once (a reopened session) showed wrong colours until the next redraw.
+        self.image.setImage(np.full((1, 1), np.nan, dtype=np.float32), autoLevels=False, levels=(-1, 1))
         self.plot.addItem(self.image)
         self.plot.showGrid(x=False, y=False)
         self.plot.getViewBox().setMouseEnabled(False, False)

@@ -12,10 +12,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 
-from explorer.gui.chart_axes import layer_ticks, unrotate, x_ticks
+from explorer.core.report.sweep_data import SweepData
+from explorer.gui.chart_axes import METRICS, layer_ticks, unrotate, x_ticks
 from explorer.gui.chart_base import ChartBase
 from explorer.gui.colors import ordered, path_color, qcolor, theme
-from explorer.gui.sweep_charts import METRICS, SweepData
 
 __all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO", "NOISY_PEN"]
 

@@ -1,21 +1,25 @@
 """The main window: parameters on the left; live timing and the per-path summary on top; the results table
 with the Layouts and Trace views of the selected path below. All torch work runs in worker.RunController's
 QThread; this module only draws and routes signals.
+
+The state lives in one Qt-free session model (explorer.core.session.state.SessionState, `self.session`): the
+workers' events are applied to it, and the views follow it through one SessionBridge (`self.bridge`). The
+window's other parts are mixins in their own modules: window_menus (menus and actions), window_files
+(exports and dialogs), window_session (session files and the views' subscriptions), window_peak (the one
+peak) and window_inspector (the selected row's layouts and trace).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QDockWidget,
-    QFileDialog,
     QHeaderView,
     QLabel,
     QMainWindow,
@@ -30,22 +34,22 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.errors import ExplorerError
+from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samples
+from explorer.core.session.state import RunFinished, RunStarted, SessionState
 from explorer.gui import colors
-from explorer.gui.export import export_plot
 from explorer.gui.param_panel import ParamPanel
-from explorer.gui.results_model import RESULT_ROLE, ResultsModel, ResultsProxy, selection_tsv
+from explorer.gui.results_model import ResultsModel, ResultsProxy
+from explorer.gui.session_bridge import SessionBridge
 from explorer.gui.summary_chart import SummaryChart
 from explorer.gui.timing_chart import TimingChart
-from explorer.gui.worker import CallWorker, RunController
+from explorer.gui.window_files import WindowFiles
+from explorer.gui.window_inspector import WindowInspector
+from explorer.gui.window_menus import WindowMenus
+from explorer.gui.window_peak import WindowPeak
+from explorer.gui.window_session import WindowSession
+from explorer.gui.worker import RunController
 
 SETTINGS_VERSION = 1
-
-
-def _default_threads() -> int:
-    """torch's default thread count: what the measuring process uses when the panel says auto."""
-    import torch
-
-    return torch.get_num_threads()
 
 
 class _ElidedLabel(QLabel):
@@ -94,10 +98,10 @@ def _make_layout_view():
     return LayoutView()
 
 
-def _make_sweep_view():
+def _make_sweep_view(bridge):
     from explorer.gui.sweep_view import SweepView  # a broken view fails the window, not silently its tab
 
-    return SweepView()
+    return SweepView(bridge=bridge)
 
 
 def _make_trace_view():
@@ -106,13 +110,13 @@ def _make_trace_view():
     return TraceView()
 
 
-def _make_model_view():
+def _make_model_view(bridge):
     from explorer.gui.model_view import ModelView  # a broken view fails the window, not silently its tab
 
-    return ModelView()
+    return ModelView(bridge=bridge)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInspector, QMainWindow):
     run_finished = Signal(bool)  # True when stopped by the user
     run_failed = Signal(str)
 
@@ -127,11 +131,9 @@ class MainWindow(QMainWindow):
         self.csv_path = csv_path
         self.theme = "light"
         self.last_error: str | None = None
-        self.run_spec = None
-        self.run_opts: dict | None = None  # the options the Run table's rows were measured with
-        self._run_started = 0.0
-        self._progress = {"index": 0, "total": 0, "elapsed": 0.0, "budget": 0.0, "path": ""}
-        self._live_path = ""
+        # The one model of this window's state; the views follow it through the bridge (window_session).
+        self.session = SessionState()
+        self.bridge = SessionBridge(self.session, self)
         self._sized = False
         self._restored_splitters = False
 
@@ -143,8 +145,7 @@ class MainWindow(QMainWindow):
         self.controller.path_finished.connect(self._on_path_finished)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
-        self.peak_worker: CallWorker | None = None
-        self.peaks: dict = {}  # threads -> machine.Peak: one peak per (dtype, threads), shared by every view
+        self.peak_worker = None  # a CallWorker while the peak is measured (window_peak)
 
         # ---- left: parameters ------------------------------------------------------------------------
         self.panel = ParamPanel()
@@ -173,7 +174,7 @@ class MainWindow(QMainWindow):
         # ---- charts ------------------------------------------------------------------------------------
         self.timing = TimingChart()
         self.summary = SummaryChart()
-        self.summary.baseline_changed.connect(self._on_baseline)
+        self.summary.baseline_changed.connect(self.session.set_baseline)
         self.chart_split = QSplitter(Qt.Horizontal)
         self.chart_split.setObjectName("chartSplit")
         self.chart_split.addWidget(self.timing)
@@ -181,7 +182,7 @@ class MainWindow(QMainWindow):
         self.chart_split.setSizes([560, 440])
 
         # ---- table ---------------------------------------------------------------------------------------
-        self.model = ResultsModel(self)
+        self.model = ResultsModel(self, rows=self.session.results, peaks=self.session.peaks)  # no copies
         self.proxy = ResultsProxy(self)
         self.proxy.setSourceModel(self.model)
         self.table = QTableView()
@@ -258,7 +259,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.main_split, "Run")
-        self.sweep_view = _make_sweep_view()
+        self.sweep_view = _make_sweep_view(self.bridge)
         # In a scroll area: the sweep view's minimum size must not widen the window past 1280x800.
         self.tabs.addTab(_scrolled(self.sweep_view or _placeholder("Sweeps (vary one field over a range) will appear here.")),
                          "Sweep")
@@ -286,7 +287,7 @@ class MainWindow(QMainWindow):
         self.roofline_view.measure_button.clicked.connect(self.measure_peak)
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
-        self.model_view = _make_model_view()
+        self.model_view = _make_model_view(self.bridge)
         if self.model_view is not None:  # the whole-model planner (explorer.gui.model_view)
             # In a scroll area, as the sweep view: its controls must not widen the window past 1280x800.
             self.model_tab = _scrolled(self.model_view)
@@ -316,72 +317,11 @@ class MainWindow(QMainWindow):
         self.status_timer.timeout.connect(self._timed_status)
 
         self._build_actions()
+        self._connect_session()
         self.panel.validity_changed.connect(self._on_validity)
         self.resize(1440, 900)
         self.resizeDocks([self.param_dock], [scroll.minimumWidth()], Qt.Horizontal)
         self._load_peak()
-
-    # ---- actions and menus ---------------------------------------------------------------------------------
-    def _action(self, text, slot, shortcut=None, tip=None) -> QAction:
-        a = QAction(text, self)
-        if shortcut:
-            a.setShortcut(QKeySequence(shortcut))
-        if tip:
-            a.setStatusTip(tip)
-            a.setToolTip(tip)
-        a.triggered.connect(slot)
-        self.addAction(a)
-        return a
-
-    def _build_actions(self) -> None:
-        mb = self.menuBar()
-        f = mb.addMenu("&File")
-        self.open_action = self._action("&Open session…", lambda: self.open_session(), "Ctrl+O",
-                                        "Open a saved session (spec, options and results).")
-        self.save_action = self._action("&Save session…", lambda: self.save_session(), "Ctrl+S",
-                                        "Save the spec, options and results as JSON.")
-        self.export_action = self._action("&Export CSV…", lambda: self.export_csv(), "Ctrl+E",
-                                          "Write the current tab's rows as CSV (the CLI's schema): the Run table, "
-                                          "or on the Sweep tab the sweep's rows.")
-        self.export_sweep_csv_action = self._action("Export sweep CSV…", lambda: self.export_csv(which="sweep"), None,
-                                                    "Write every row of the last sweep or batch as CSV.")
-        self.export_timing_action = self._action("Export timing chart…", lambda: self.export_chart("timing"), None,
-                                                 "Save the live timing chart as PNG or SVG.")
-        self.export_summary_action = self._action("Export summary chart…", lambda: self.export_chart("summary"), None,
-                                                  "Save the summary chart as PNG or SVG.")
-        self.export_timeline_action = self._action(
-            "Export &timeline…", lambda: self.export_timeline(), None,
-            "Write every timed call, traced oneDNN primitive and profiled ATen op as Chrome trace-event JSON "
-            "(opens in ui.perfetto.dev or chrome://tracing).")
-        self.screenshot_action = self._action("Save window screenshot…", lambda: self.save_screenshot(), None,
-                                              "Save a PNG of the whole window.")
-        self.export_sweep_action = self._action("Export sweep chart…", lambda: self.export_view("sweep chart"), None,
-                                                "Save the sweep chart as PNG or SVG.")
-        self.export_roofline_action = self._action("Export roofline…", lambda: self.export_view("roofline"), None,
-                                                   "Save the roofline chart as PNG or SVG.")
-        self.baseline_action = self._action("Open &baseline CSV…", lambda: self.open_baseline(), "Ctrl+B",
-                                            "Compare with the results CSV of an earlier run or another machine.")
-        quit_action = self._action("&Quit", self.close, "Ctrl+Q")
-        for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
-                  self.export_timeline_action, self.export_sweep_csv_action, self.export_timing_action,
-                  self.export_summary_action, self.export_sweep_action,
-                  self.export_roofline_action, self.screenshot_action, None, quit_action):
-            f.addSeparator() if a is None else f.addAction(a)
-        r = mb.addMenu("&Run")
-        self.run_action = self._action("&Run", self.start_run, "Ctrl+R", "Time every selected path.")
-        self.stop_action = self._action("&Stop", self.stop_run, "Esc", "Stop after the current call.")
-        self.stop_action.setEnabled(False)
-        self.peak_action = self._action("Measure machine &peak", self.measure_peak, None,
-                                        "Measure this CPU's matmul peak (about 3 s) for the % of peak column.")
-        for a in (self.run_action, self.stop_action, None, self.peak_action):
-            r.addSeparator() if a is None else r.addAction(a)
-        v = mb.addMenu("&View")
-        self.dark_action = QAction("&Dark theme", self, checkable=True)
-        self.dark_action.toggled.connect(lambda on: self.apply_theme("dark" if on else "light"))
-        v.addAction(self.dark_action)
-        v.addAction(self.param_dock.toggleViewAction())
-        e = mb.addMenu("&Edit")
-        e.addAction(self.copy_action)
 
     # ---- run ---------------------------------------------------------------------------------------------
     @property
@@ -402,19 +342,12 @@ class MainWindow(QMainWindow):
             self.status_label.setText(str(e))
             return False
         self.last_error = None
-        self.run_spec = spec
-        self.run_opts = {"paths": list(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms,
-                         "trace": opts.trace}
-        self.model.clear()
         self.timing.reset(opts.paths)
         self.summary.clear()
-        self._update_quality()
         self._show_path(None)
-        self._progress = {"index": 0, "total": len(opts.paths), "elapsed": 0.0, "budget": opts.budget_ms / 1e3,
-                          "path": ""}
-        self._run_started = time.monotonic()
-        self._path_times: list[float] = []
-        self._path_t0 = None
+        # The session clears the Run rows (the table follows) and starts the job the status bar reads.
+        self.session.apply(RunStarted(spec, {"paths": list(opts.paths), "threads": opts.threads,
+                                             "budget_ms": opts.budget_ms, "trace": opts.trace}))
         self.controller.start(spec, opts, self.csv_path)
         self._set_running(True)
         self.status_label.setText(f"Running {spec.descriptor()} ({spec.dtype}) on {len(opts.paths)} paths…")
@@ -446,11 +379,8 @@ class MainWindow(QMainWindow):
             self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
 
     def all_results(self) -> list:
-        """Every row measured in this window: the Run tab's, then the sweep's."""
-        rows = list(self.model.results)
-        if self.sweep_view is not None:
-            rows += list(self.sweep_view.results())
-        return rows
+        """Every row measured in this window: the Run tab's, then the sweep's (both held by the session)."""
+        return self.session.all_results()
 
     def _refresh_overviews(self) -> None:
         """Feed the Roofline and Compare tabs when they are in view (they redraw from all results)."""
@@ -459,26 +389,6 @@ class MainWindow(QMainWindow):
             self.roofline_view.set_results(self.all_results())
         elif current is self.baseline_view:
             self.baseline_view._mark_dirty()
-
-    def open_baseline(self, path: str | None = None) -> bool:
-        self.tabs.setCurrentWidget(self.baseline_view)
-        if path is None:
-            self.baseline_view._open_dialog()
-            return bool(self.baseline_view.baselines)
-        return self.baseline_view.open_csv(path)
-
-    def export_view(self, which: str, path: str | None = None) -> bool:
-        """Export the roofline or the sweep chart as PNG or SVG."""
-        if path is None:
-            path = self._ask_path(f"Export {which}", "PNG image (*.png);;SVG image (*.svg)", f"{which}.png")
-            if not path:
-                return False
-        elif not self._confirm_overwrite(path):
-            return False
-        if which == "roofline":
-            self.roofline_view.set_results(self.all_results())
-            return self.roofline_view.export(path)
-        return self.sweep_view is not None and self.sweep_view.export_chart(path)
 
     def open_layer(self, spec) -> None:
         """A layer of the Model tab, opened in the Run tab with its spec."""
@@ -495,15 +405,14 @@ class MainWindow(QMainWindow):
     def _on_validity(self, ok: bool) -> None:
         self.run_action.setEnabled(ok and not self.running)
 
+    # The run's events: each is applied to the session; the views draw what the session says changed.
     def _on_path_started(self, path, index, total) -> None:
-        self._progress.update(index=index, total=total, elapsed=0.0, path=path)
-        self._path_t0 = time.monotonic()
-        self._live_path = path
+        self.session.apply(PathStarted(self.session.run_spec, path, index, total))
         self.timing.path_started(path)
 
     def _on_samples(self, path, arr, n, elapsed, budget) -> None:
+        self.session.apply(Samples(self.session.run_spec, path, arr, n, elapsed, budget))
         self.timing.add_samples(path, arr)
-        self._progress.update(elapsed=elapsed, budget=budget, path=path)
 
     def _update_quality(self) -> None:
         """The line above the charts: how many rows another program disturbed, the worst cause, what helps."""
@@ -521,77 +430,26 @@ class MainWindow(QMainWindow):
             self.quality_label.setToolTip(text)
 
     def _on_path_retry(self, path, attempt, reason) -> None:
+        self.session.apply(PathRetry(self.session.run_spec, path, attempt, reason))
         self.status_label.setText(f"{path}: disturbed ({reason}); measuring again, attempt {attempt}…")
         self.timing.set_samples(path, [])  # the new loop's samples replace the disturbed ones
 
     def _on_path_finished(self, result) -> None:
-        self.model.add(result)
+        self.session.apply(PathFinished(result))  # the table, quality line and charts follow (_on_result_added)
+        # The first row is selected when the run ends: filling the layout view costs tens of ms, which
+        # the event loop should not spend while the run is timing (a row the user clicks shows at once).
+
+    def _on_result_added(self, result) -> None:
+        """A Run row the session just took: the table, the quality line, its peak, the charts."""
+        self.model.shown()
         self._update_quality()
-        if result.threads and result.threads not in self.peaks:
+        if result.threads and result.threads not in self.session.peaks:
             self._cached_peaks({result.threads})
             self._apply_peaks()
         self._fit_columns()  # cheap (a few rows); path names never elide mid-run
         self.summary.set_result(result)
         if result.samples_ms is not None and len(result.samples_ms):
             self.timing.set_samples(result.path, result.samples_ms)
-        self._progress.update(index=self._progress["index"] + 1, elapsed=0.0)
-        t0 = getattr(self, "_path_t0", None)
-        if t0 is not None:
-            took = time.monotonic() - t0
-            self._path_times.append(took)
-            from explorer.gui.sweep_view import note_path_time
-
-            note_path_time(took, self._progress["budget"] or 0.0)
-            self._path_t0 = None
-        self._live_path = ""
-        # The first row is selected when the run ends: filling the layout view costs tens of ms, which
-        # the event loop should not spend while the run is timing (a row the user clicks shows at once).
-
-    # Widest a column gets from its content (the rest is elided; the cell's tooltip has the full text).
-    _COLUMN_CAPS = {"status": 110, "kernel": 230, "src / wei / dst": 220, "spec": 240, "error": 320,
-                    "stored in / wei / out": 200}
-
-    def _fit_columns(self) -> None:
-        """Every column as wide as its header and its values (capped; never the path names, which must not
-        elide, nor a header such as "vs baseline"). A row that did not run spans its reason over the numbers."""
-        from PySide6.QtGui import QFont, QFontMetrics
-
-        from explorer.core.paths.base import PATHS
-        from explorer.gui.results_model import REASON_COLUMN
-
-        fm = QFontMetrics(self.table.font())
-        bold = QFont(self.table.font())
-        bold.setBold(True)
-        fmb = QFontMetrics(bold)
-        head = self.table.horizontalHeader()
-        hfm = QFontMetrics(head.font())
-        rows = self.proxy.rowCount()
-        for c in range(self.proxy.columnCount()):
-            name = self.proxy.headerData(c, Qt.Horizontal)
-            w = hfm.horizontalAdvance(str(name)) + 28  # room for the sort arrow
-            if c == 0:  # every path name, also those not run yet: the column never changes during a run
-                w = max(w, max(fmb.horizontalAdvance(p) for p in PATHS) + 44)
-            for row in range(rows):
-                idx = self.proxy.index(row, c)
-                r = self.proxy.data(idx, RESULT_ROLE)
-                if c >= REASON_COLUMN and r is not None and r.status != "ok":
-                    continue  # the spanned reason is not this column's content
-                text = self.proxy.data(idx, Qt.DisplayRole) or ""
-                w = max(w, (fmb if c == 0 else fm).horizontalAdvance(str(text)) + (44 if c == 0 else 14))
-            cap = self._COLUMN_CAPS.get(name)
-            self.table.setColumnWidth(c, min(w, cap) if cap else w)
-        self._update_spans()
-
-    def _update_spans(self, *_) -> None:
-        """A row that did not run shows torch's reason across the number columns (rows move when sorted)."""
-        from explorer.gui.results_model import REASON_COLUMN
-
-        self.table.clearSpans()
-        n = self.proxy.columnCount() - REASON_COLUMN
-        for row in range(self.proxy.rowCount()):
-            r = self.proxy.data(self.proxy.index(row, 0), RESULT_ROLE)
-            if r is not None and r.status != "ok" and r.error and n > 1:
-                self.table.setSpan(row, REASON_COLUMN, 1, n)
 
     def _on_failed(self, message, field) -> None:
         self.last_error = message
@@ -614,7 +472,9 @@ class MainWindow(QMainWindow):
         self._set_running(False)
         self.timing.redraw()
         n = self.model.rowCount()
-        took = time.monotonic() - self._run_started
+        job = self.session.job
+        took = time.monotonic() - job.started_at if job is not None else 0.0
+        self.session.apply(RunFinished(cancelled, self.last_error or ""))
         if self.last_error:
             pass
         elif cancelled:
@@ -647,360 +507,23 @@ class MainWindow(QMainWindow):
         self._tick_status()
 
     def _tick_status(self) -> None:
-        p = self._progress
-        total = max(p["total"], 1)
-        budget = p["budget"] or 0.0
-        frac_cur = min(1.0, p["elapsed"] / budget) if budget else 0.0
-        done = (p["index"] + frac_cur) / total
-        self.progress.setValue(int(done * 1000))
-        self.progress.setFormat(f"{p['path'] or '…'} {min(p['index'] + 1, total)}/{total}")
+        job = self.session.job
+        if job is None or job.kind != "run":
+            return
+        total = max(job.total, 1)
+        self.progress.setValue(int(job.fraction() * 1000))
+        self.progress.setFormat(f"{job.path or '…'} {min(job.index + 1, total)}/{total}")
         # Each path takes its budget plus warm-up, the accuracy check and the traced call: the estimate is the
-        # mean wall time of the paths finished so far (else the budget plus the overhead seen earlier).
-        from explorer.gui.sweep_view import path_overhead_s
-
-        times = getattr(self, "_path_times", [])
-        per = sum(times) / len(times) if times else budget + path_overhead_s()
-        t0 = getattr(self, "_path_t0", None)
-        cur = (time.monotonic() - t0) if t0 is not None else 0.0
-        left = max(0.0, (total - p["index"]) * per - min(cur, per))
+        # mean wall time of the paths finished so far (else the budget plus the overhead the session learned).
+        left = job.run_eta_s(self.session.path_times.overhead_s)
         self.eta_label.setText(f"about {left:.1f} s left")
         self._ticks = getattr(self, "_ticks", 0) + 1
-        if self._live_path and self._ticks % 5 == 0:  # the running path's estimate, once a second
-            samples = self.timing.samples_of(self._live_path)
+        if job.path and self._ticks % 5 == 0:  # the running path's estimate, once a second
+            samples = self.timing.samples_of(job.path)
             if samples.size:
-                self.summary.set_live(self._live_path, samples, self.run_spec.ops if self.run_spec else None)
+                spec = self.session.run_spec
+                self.summary.set_live(job.path, samples, spec.ops if spec else None)
                 self.summary.redraw()
-
-    # ---- selection -> layouts / trace ----------------------------------------------------------------------
-    def select_path(self, path: str) -> bool:
-        for row in range(self.proxy.rowCount()):
-            r = self.proxy.data(self.proxy.index(row, 0), RESULT_ROLE)
-            if r is not None and r.path == path:
-                self.table.selectRow(row)
-                self.table.setCurrentIndex(self.proxy.index(row, 0))
-                return True
-        return False
-
-    def _on_current_row(self, current, previous) -> None:
-        r = self.proxy.data(self.proxy.index(current.row(), 0), RESULT_ROLE) if current.isValid() else None
-        self._show_path(r)
-
-    def selected_result(self):
-        idx = self.table.currentIndex()
-        return self.proxy.data(self.proxy.index(idx.row(), 0), RESULT_ROLE) if idx.isValid() else None
-
-    def _show_path(self, r) -> None:
-        title = f"{r.path} — {r.spec.descriptor()} ({r.spec.dtype})" if r is not None else ""
-        # A path that did not run says why (not "no tensors yet").
-        why = (f"{r.path} did not run ({r.status}): {r.error}" if (r is not None and r.status != "ok" and r.error)
-               else "")
-        ph = getattr(self.layout_view, "placeholder", None)
-        if ph is not None:
-            ph.setText(why or self.layout_view.PLACEHOLDER)
-        if self.layout_view is not None:
-            try:
-                self.layout_view.set_tensors((r.layouts or None) if r is not None else None, title)
-            except Exception as e:  # noqa: BLE001 - a view's bug must not take the window down
-                self.status_label.setText(f"Layout view: {type(e).__name__}: {e}")
-        if self.trace_view is not None:
-            try:
-                if r is None:
-                    self.trace_view.set_trace([], None, "")
-                else:
-                    from explorer.core.trace.onednn import TraceSummary
-
-                    prims = list(r.trace or [])
-                    self.trace_view.set_trace(prims, TraceSummary.from_primitives(prims) if prims else None, title)
-                if hasattr(self.trace_view, "set_aten"):
-                    self.trace_view.set_aten(r)
-                if why and getattr(self.trace_view, "placeholder", None) is not None:
-                    self.trace_view.placeholder.setText(why)
-            except Exception as e:  # noqa: BLE001
-                self.status_label.setText(f"Trace view: {type(e).__name__}: {e}")
-
-    def copy_selection(self) -> str:
-        text = selection_tsv(self.table)
-        if text:
-            QGuiApplication.clipboard().setText(text)
-            self.status_label.setText(f"Copied {text.count(chr(10)) - 1} rows as TSV.")
-        return text
-
-    def _on_baseline(self, path: str) -> None:
-        self.model.set_baseline(path)
-
-    # ---- peak: one per (dtype, threads), measured in the measuring process, shared by every view ----------
-    def _load_peak(self) -> None:
-        """The cached peaks for the thread counts of the rows shown (and the panel's), never measured here."""
-        threads = {r.threads for r in self.all_results() if getattr(r, "threads", None)}
-        threads.add(self.peak_threads() or _default_threads())
-        self._cached_peaks(threads)
-        self._apply_peaks()
-
-    def _cached_peaks(self, threads) -> None:
-        from explorer.core.measure import machine
-
-        for t in threads:
-            if t in self.peaks:
-                continue
-            try:
-                p = machine.peak(threads=int(t), allow_measure=False)
-            except Exception:  # noqa: BLE001 - a cache problem only hides % of peak
-                p = None
-            if p is not None:
-                self.peaks[int(t)] = p
-
-    def peak_threads(self) -> int | None:
-        """The thread count the views judge against: the Run rows' (most common), else the panel's."""
-        counts: dict = {}
-        for r in self.model.results:
-            if r.threads:
-                counts[r.threads] = counts.get(r.threads, 0) + 1
-        if counts:
-            return max(counts, key=counts.get)
-        return self.panel.options().get("threads") or None
-
-    def _apply_peaks(self) -> None:
-        self.model.set_peaks({t: (p.fp32_gflops, p.bf16_gflops) for t, p in self.peaks.items()})
-        t = self.peak_threads() or _default_threads()
-        p = self.peaks.get(t)
-        if p is not None:
-            self.summary.set_peak(p.fp32_gflops, p.bf16_gflops)
-            bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
-            self.peak_action.setToolTip(f"Measured peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f}{bf} "
-                                        f"GFLOP/s ({p.measured_at}).")
-        else:
-            self.summary.set_peak(None, None)
-        self.roofline_view.set_peak(p)
-
-    def _set_peak(self, p) -> None:
-        self.peaks[p.threads] = p
-        self._apply_peaks()
-
-    def measure_peak(self) -> None:
-        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
-            return
-        import threading
-
-        from explorer.gui import measure
-
-        threads = self.peak_threads()
-
-        def job():
-            # In the measuring process, like every measurement (the window's GIL stays out of it).
-            out = None
-            for ev in measure.events("peak", threads, remeasure=True, cancel=threading.Event()):
-                out = ev
-            return out
-
-        self.peak_worker = CallWorker(job, self)
-        self.peak_worker.succeeded.connect(self._on_peak)
-        self.peak_worker.failed.connect(lambda m: self.status_label.setText(f"Peak measurement failed: {m}"))
-        self.peak_worker.finished.connect(lambda: self._set_running(False))
-        self.peak_worker.finished.connect(self._peak_done)
-        self._set_running(False)
-        self.run_action.setEnabled(False)
-        self.panel.run_button.setEnabled(False)
-        self.peak_action.setEnabled(False)
-        self.roofline_view.measure_button.setEnabled(False)
-        self.roofline_view.measure_button.setText("Measuring…")
-        where = f"{threads} threads" if threads else "the default threads"
-        self.status_label.setText(f"Measuring the machine's peak at {where} in the measuring process (about 3 s)…")
-        self.peak_worker.start()
-
-    def _peak_done(self) -> None:
-        self.roofline_view.measure_button.setEnabled(True)
-        self.roofline_view.measure_button.setText("Measure peak")
-
-    def _on_peak(self, p) -> None:
-        if p:
-            self._set_peak(p)
-            self.status_label.setText(f"Peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f} GFLOP/s"
-                                      + (f", bf16 {p.bf16_gflops:.0f} GFLOP/s" if p.bf16_gflops else "")
-                                      + " (the Run table, the summary and the Roofline use it).")
-
-    # ---- files -------------------------------------------------------------------------------------------
-    def _ask_path(self, caption: str, filters: str, default: str, save: bool = True) -> str | None:
-        start = str(Path(self._last_dir()) / default)
-        if save:
-            # Qt's dialog asks before replacing an existing file.
-            path, _ = QFileDialog.getSaveFileName(self, caption, start, filters)
-        else:
-            path, _ = QFileDialog.getOpenFileName(self, caption, str(self._last_dir()), filters)
-        if path and self.settings is not None:
-            self.settings.setValue("last_dir", str(Path(path).parent))
-        return path or None
-
-    def _last_dir(self) -> str:
-        d = self.settings.value("last_dir", "") if self.settings is not None else ""
-        return d if d and os.path.isdir(d) else os.getcwd()
-
-    def _confirm_overwrite(self, path: str) -> bool:
-        """Paths given in code (not through the dialog) still ask before replacing a file."""
-        if not os.path.exists(path):
-            return True
-        answer = QMessageBox.question(self, "Replace file?", f"{path} already exists. Replace it?",
-                                      QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        return answer == QMessageBox.Yes
-
-    def _error_box(self, title: str, message: str) -> None:
-        self.status_label.setText(message)
-        if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
-            return
-        QMessageBox.warning(self, title, message)
-
-    def _sweep_tab_current(self) -> bool:
-        return self.sweep_view is not None and self.tabs.currentIndex() == 1
-
-    def export_csv(self, path: str | None = None, ask: bool = True, which: str | None = None) -> bool:
-        """The Run table's rows, or (which="sweep", or on the Sweep tab) the last sweep's rows, as CSV."""
-        from explorer.core.report.results import write_rows
-
-        which = which or ("sweep" if self._sweep_tab_current() else "run")
-        rows = self.sweep_view.results() if (which == "sweep" and self.sweep_view is not None) else self.model.results
-        what = "sweep rows" if which == "sweep" else "rows"
-        if path is None:
-            path = self._ask_path(f"Export {what} as CSV", "CSV files (*.csv)", f"{'sweep' if which == 'sweep' else 'results'}.csv")
-            if not path:
-                return False
-        elif ask and not self._confirm_overwrite(path):
-            return False
-        try:
-            n = write_rows(path, rows)
-        except OSError as e:
-            self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
-            return False
-        self.status_label.setText(f"Wrote {n} {what} to {path}.")
-        return True
-
-    def export_timeline(self, path: str | None = None, ask: bool = True) -> bool:
-        """The finished rows as a Chrome trace-event JSON timeline (explorer.core.report.timeline)."""
-        from explorer.core.report.timeline import Timeline
-
-        if path is None:
-            path = self._ask_path("Export timeline", "Trace-event JSON (*.json)", "timeline.json")
-            if not path:
-                return False
-        elif ask and not self._confirm_overwrite(path):
-            return False
-        tl = Timeline()
-        for r in self.model.results:
-            tl.add(r)
-        try:
-            tl.write(path)
-        except OSError as e:
-            self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
-            return False
-        self.status_label.setText(f"Wrote a timeline of {tl.sample_count} timed calls to {path}.")
-        return True
-
-    def _sweep_as_baseline(self, rows, label) -> None:
-        """The Sweep tab's "Use as baseline": its rows become a Compare baseline."""
-        if rows:
-            self.baseline_view.add_rows(rows, label)
-            self.status_label.setText(f"Baseline {label}: {len(rows)} rows (Compare tab, and dashed on the sweep charts).")
-
-    def export_chart(self, which: str, path: str | None = None, ask: bool = True) -> bool:
-        chart = self.timing if which == "timing" else self.summary
-        if path is None:
-            path = self._ask_path(f"Export {which} chart", "PNG image (*.png);;SVG image (*.svg)", f"{which}.png")
-            if not path:
-                return False
-        elif ask and not self._confirm_overwrite(path):
-            return False
-        try:
-            export_plot(chart, path)
-        except Exception as e:  # noqa: BLE001
-            self._error_box("Export failed", f"Cannot export the {which} chart to {path}: {e}.")
-            return False
-        self.status_label.setText(f"Saved the {which} chart to {path}.")
-        return True
-
-    def save_screenshot(self, path: str | None = None, ask: bool = True) -> bool:
-        if path is None:
-            path = self._ask_path("Save window screenshot", "PNG image (*.png)", "mkldnn-explorer.png")
-            if not path:
-                return False
-        elif ask and not self._confirm_overwrite(path):
-            return False
-        pm = self.grab()
-        tmp = f"{path}.part.png"
-        if not pm.save(tmp, "PNG"):
-            self._error_box("Screenshot failed", f"Cannot write {path}.")
-            return False
-        os.replace(tmp, path)
-        return True
-
-    def session_options(self) -> dict:
-        """The options the Run rows were measured with (the panel's only before any run)."""
-        o = dict(self.run_opts) if (self.run_opts and self.model.rowCount()) else self.panel.options()
-        o["baseline"] = self.summary.baseline
-        return o
-
-    def save_session(self, path: str | None = None, ask: bool = True) -> bool:
-        from explorer.core.session.store import save_session
-
-        spec = (self.run_spec if self.model.rowCount() else None) or self.panel.spec or self.run_spec
-        if spec is None:
-            self._error_box("Cannot save", "The spec is not valid; fix it before saving the session.")
-            return False
-        if path is None:
-            path = self._ask_path("Save session", "MKLDNN Explorer session (*.json)", "session.json")
-            if not path:
-                return False
-        elif ask and not self._confirm_overwrite(path):
-            return False
-        try:
-            sweep = self.sweep_view.session_state() if self.sweep_view is not None else None
-            save_session(path, spec, self.session_options(), self.model.results, sweep)
-        except (OSError, ValueError) as e:
-            self._error_box("Save failed", f"Cannot save the session to {path}: {e}.")
-            return False
-        self.status_label.setText(f"Saved the session to {path}.")
-        return True
-
-    def open_session(self, path: str | None = None) -> bool:
-        from explorer.core.session.store import load_session
-
-        if self.running:
-            return False
-        if path is None:
-            path = self._ask_path("Open session", "MKLDNN Explorer session (*.json);;All files (*)", "", save=False)
-            if not path:
-                return False
-        try:
-            s = load_session(path)
-        except ExplorerError as e:
-            self._error_box("Cannot open the session", str(e))
-            return False
-        self.panel.set_spec(s.spec)
-        o = s.options
-        self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
-        if o.get("baseline"):
-            self.summary.set_baseline(o["baseline"])
-        self.run_opts = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace")} if s.results else None
-        if s.sweep is not None and self.sweep_view is not None:
-            try:
-                self.sweep_view.restore_state(s.sweep)
-            except Exception as e:  # noqa: BLE001 - the Run rows still open
-                self.status_label.setText(f"Sweep view: {type(e).__name__}: {e}")
-        self.model.set_results(s.results)
-        self._update_quality()
-        self._fit_columns()
-        self.timing.clear()
-        self.summary.clear()
-        for r in s.results:
-            self.summary.set_result(r)
-            if r.samples_ms is not None and len(r.samples_ms):
-                self.timing.set_samples(r.path, r.samples_ms)
-        self.timing.redraw()
-        self.run_spec = s.results[0].spec if s.results else s.spec
-        ok = [r for r in s.results if r.status == "ok"]
-        if ok:
-            self.select_path(ok[0].path)
-        nsweep = len(s.sweep["items"]) if s.sweep else 0
-        self.status_label.setText(f"Opened {path}: {len(s.results)} rows" + (f" and {nsweep} sweep rows" if nsweep else "")
-                                  + " (layouts are not stored: run again to see them).")
-        return True
 
     # ---- theme -------------------------------------------------------------------------------------------
     def apply_theme(self, name: str) -> None:

@@ -10,7 +10,8 @@ API (for the main window):
     ModelView(parent=None)
     set_model(text), set_input(text), set_options(opts: RunOptions), set_mode_budget(ms)
     run() -> bool, stop(), is_running(), shutdown(timeout_ms) -> bool
-    report                      the last ModelReport (None before a run ends)
+    report                      the last ModelReport (None before a run ends): the session model's
+                                (ModelView(bridge=...) shares the window's session; saved and reopened with it)
     export_csv(path) -> bool    the model CSV (layer, layer_path and mode rows), the CLI's schema
     signals: started(), finished(bool cancelled), open_spec(ConvSpec), status(str)
 """
@@ -91,17 +92,20 @@ class ModelView(QWidget):
     open_spec = Signal(object)  # ConvSpec of the layer the user wants to see in the Run tab
     status = Signal(str)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, bridge=None):
         super().__init__(parent)
         self.setObjectName("modelView")
         from explorer.core.jobs.options import RunOptions
         from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS
+        from explorer.gui.session_bridge import SessionBridge
+
+        self.bridge = bridge if bridge is not None else SessionBridge(parent=self)
+        self.session = self.bridge.session
 
         self.opts = RunOptions(budget_ms=300.0)
         self.mode_budget_ms = DEFAULT_MODE_BUDGET_MS
         self.options_source = None  # the main window's panel: paths, threads and budget of the Run tab
         self.inv = None
-        self.report = None
         self.layer_results: dict[int, dict] = {}
         self.modes: list = []
         self.last_error = ""
@@ -110,6 +114,7 @@ class ModelView(QWidget):
         self.controller.layer_done.connect(self._on_layer)
         self.controller.mode_done.connect(self._on_mode)
         self.controller.report.connect(self._on_report)
+        self.bridge.model_changed.connect(self._show_report)
         self.controller.progress.connect(self._on_progress)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
@@ -242,7 +247,8 @@ class ModelView(QWidget):
         except ExplorerError as e:
             self._show_error(str(e))
             return False
-        self.inv, self.report, self.layer_results, self.modes, self.last_error = None, None, {}, [], ""
+        self.inv, self.layer_results, self.modes, self.last_error = None, {}, [], ""
+        self.session.set_model_report(None)
         self.layers.setRowCount(0)
         self.modes_table.setRowCount(0)
         self.message.setText("")
@@ -285,8 +291,25 @@ class ModelView(QWidget):
         self.modes.append(res)
         self._fill_modes(self.modes)
 
+    @property
+    def report(self):
+        """The session's last ModelReport (None before a run ends)."""
+        return self.session.model_report
+
     def _on_report(self, report) -> None:
-        self.report = report
+        from explorer.core.session.state import ModelDone
+
+        self.session.apply(ModelDone(report))  # the view draws it when the session says so (_show_report)
+
+    def _show_report(self, report) -> None:
+        """The session's report (a run's, or a reopened session's): both tables, the answer, the export."""
+        if report is None:
+            return
+        inv = report.inventory
+        self.inv = inv
+        index = {id(lay): i for i, lay in enumerate(inv.layers)}
+        self.layer_results = {index[id(s.layer)]: dict(s.results) for s in report.layers if id(s.layer) in index}
+        self.modes = list(report.modes)
         self._fill_layers()
         self._fill_modes(report.modes)
         self.answer.setText(report.answer())

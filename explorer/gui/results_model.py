@@ -90,50 +90,75 @@ REASON_COLUMN = HEADERS.index("median ms")  # where a row that did not run shows
 
 
 class ResultsModel(QAbstractTableModel):
-    def __init__(self, parent=None):
+    """The Run table over a list of Results it does not own: `bind(rows)` shows the session's own list (the
+    window's SessionState.results) and `shown()` tells it rows were added or replaced there; a model without
+    a bound list keeps its own (add / set_results). % of peak reads a Peaks object (core.session.state), the
+    session's when `set_peaks(peaks)` gave it: one peak for every view, no copy."""
+
+    def __init__(self, parent=None, rows: list | None = None, peaks=None):
         super().__init__(parent)
-        self._results: list = []
+        from explorer.core.session.state import Peaks
+
+        self._rows: list = rows if rows is not None else []
+        self._n = len(self._rows)  # rows shown: the view learns of each new one through begin/endInsertRows
         self.baseline = "dense"
         self.theme = "light"
-        self.peak_fp32: float | None = None
-        self.peak_bf16: float | None = None
-        self.peaks: dict = {}  # threads -> (fp32, bf16) GFLOP/s: a row is judged at its own thread count
+        self.peaks = peaks if peaks is not None else Peaks()
+
+    @property
+    def _results(self) -> list:
+        return self._rows if len(self._rows) == self._n else self._rows[: self._n]
 
     # ---- data ------------------------------------------------------------------------------------
     @property
     def results(self) -> list:
         return list(self._results)
 
+    def bind(self, rows: list) -> None:
+        """Show this list (the session's rows, changed in place by the session); see shown()."""
+        self.beginResetModel()
+        self._rows, self._n = rows, len(rows)
+        self.endResetModel()
+
+    def shown(self) -> None:
+        """Rows were appended to the bound list: the table inserts them."""
+        n = len(self._rows)
+        if n > self._n:
+            self.beginInsertRows(QModelIndex(), self._n, n - 1)
+            self._n = n
+            self.endInsertRows()
+            self._refresh_derived()
+        elif n < self._n:
+            self.reshow()
+
+    def reshow(self) -> None:
+        """The bound list was replaced in place: the table shows it afresh."""
+        self.beginResetModel()
+        self._n = len(self._rows)
+        self.endResetModel()
+
     def add(self, result) -> None:
-        n = len(self._results)
-        self.beginInsertRows(QModelIndex(), n, n)
-        self._results.append(result)
-        self.endInsertRows()
-        self._refresh_derived()
+        self._rows.append(result)
+        self.shown()
 
     def set_results(self, results) -> None:
-        self.beginResetModel()
-        self._results = list(results)
-        self.endResetModel()
+        self._rows[:] = list(results)
+        self.reshow()
 
     def clear(self) -> None:
         self.set_results([])
 
     def result(self, row: int):
-        return self._results[row] if 0 <= row < len(self._results) else None
+        return self._results[row] if 0 <= row < self._n else None
 
     def set_baseline(self, path: str) -> None:
         self.baseline = path
         self._refresh_derived()
 
-    def set_peak(self, fp32: float | None, bf16: float | None) -> None:
-        """One peak for every row whatever its threads (prefer set_peaks)."""
-        self.peak_fp32, self.peak_bf16 = fp32, bf16
-        self._refresh_derived()
-
-    def set_peaks(self, peaks: dict) -> None:
-        """threads -> (fp32, bf16) GFLOP/s, each measured at that thread count."""
-        self.peaks = dict(peaks)
+    def set_peaks(self, peaks=None) -> None:
+        """Judge % of peak against this Peaks object (kept, not copied); None: the one held changed."""
+        if peaks is not None:
+            self.peaks = peaks
         self._refresh_derived()
 
     def set_theme(self, name: str) -> None:
@@ -164,17 +189,12 @@ class ResultsModel(QAbstractTableModel):
                    for b in self._results)
 
     def pct_peak(self, r):
-        if not r.gflops:
-            return None
-        fp32, bf16 = self.peaks.get(r.threads, (self.peak_fp32, self.peak_bf16))
-        peak = bf16 if (r.spec.dtype == "bf16" and bf16) else fp32
-        if peak:
-            return 100.0 * r.gflops / peak
-        return r.pct_peak  # measured in the measuring process against the peak at the row's threads
+        """% of the peak at the row's threads (else what the measuring process stored with the row)."""
+        return self.peaks.pct(r)
 
     # ---- Qt model API ------------------------------------------------------------------------------
     def rowCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self._results)
+        return 0 if parent.isValid() else self._n
 
     def columnCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(COLUMNS)

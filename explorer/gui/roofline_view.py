@@ -26,10 +26,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from explorer.gui.colors import ordered, path_color, theme
-from explorer.gui.export import export_plot
 from explorer.gui.chart_axes import log_axes
 from explorer.gui.chart_base import HoverLabel, nearest
+from explorer.gui.colors import ordered, path_color, theme
+from explorer.gui.export import export_plot
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 

@@ -72,8 +72,8 @@ class SummaryChart(QWidget):
         self._texts: list = []
         self._tick_paths: list = [None]
         self._xr = 0.0
-        self.peak_fp32: float | None = None
-        self.peak_bf16: float | None = None
+        self.peaks = None  # core.session.state.Peaks (the window's one peak object), read at draw time
+        self.peak_threads: int | None = None  # the thread count whose peak the bars are judged against
         self.dtype = "f32"
         self._theme = "light"
         cache_static_items(self.plot)
@@ -96,9 +96,22 @@ class SummaryChart(QWidget):
         self._stats.clear()
         self.redraw()
 
-    def set_peak(self, fp32, bf16) -> None:
-        self.peak_fp32, self.peak_bf16 = fp32, bf16
+    def set_peaks(self, peaks, threads: int | None) -> None:
+        """Judge % of peak against `peaks` (a Peaks object, kept, not copied) at this thread count."""
+        self.peaks, self.peak_threads = peaks, threads
         self.redraw()
+
+    def _peak(self, dtype: str) -> float | None:
+        return self.peaks.gflops(dtype, self.peak_threads) if self.peaks is not None else None
+
+    @property
+    def peak_fp32(self) -> float | None:
+        return self._peak("f32")
+
+    @property
+    def peak_bf16(self) -> float | None:
+        p = self.peaks.at(self.peak_threads) if self.peaks is not None else None
+        return p.bf16_gflops if p is not None else None
 
     def set_live(self, path: str, samples: np.ndarray, ops: int | None = None) -> None:
         """A running path's estimate from the samples so far (drawn lighter until its result arrives)."""
@@ -120,7 +133,7 @@ class SummaryChart(QWidget):
         self.redraw()
 
     def _pct(self, s: _Stat):
-        peak = self.peak_bf16 if (self.dtype == "bf16" and self.peak_bf16) else self.peak_fp32
+        peak = self._peak(self.dtype)
         if s.gflops and peak:
             return 100.0 * s.gflops / peak
         return s.pct

@@ -18,6 +18,8 @@ API (for the main window):
     export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
     export_csv(path) -> bool               every row of the last sweep or batch, the CLI's CSV schema
     session_state() -> dict | None, restore_state(d)   the last sweep (setup, points, rows) for a session file
+    session, data                          the SessionState the rows live in (SweepView(bridge=...) shares the
+                                           window's; alone it makes its own), and its sweep's SweepData
     signals: started(), finished(bool cancelled), result_ready(Result), status(str),
              baseline_requested(list rows, str label)   "Use as baseline": the main window's Compare tab takes them
 """
@@ -47,12 +49,13 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
+from explorer.core.report.sweep_data import SweepData
+from explorer.gui.bar_chart import BarChart
+from explorer.gui.chart_axes import LOG_FIELDS
 from explorer.gui.colors import path_color, qcolor, theme
 from explorer.gui.export import export_plot
-from explorer.gui.bar_chart import BarChart
 from explorer.gui.heatmap_chart import HeatmapChart
 from explorer.gui.line_charts import LineChart, SpeedupChart
-from explorer.gui.sweep_charts import LOG_FIELDS, SweepData
 from explorer.gui.sweep_worker import SweepController
 from explorer.gui.widgets import FlowLayout
 
@@ -74,23 +77,6 @@ def _given_of(spec) -> set[str]:
     return {w for h, w in _W_OF_H.items() if getattr(spec, h) != getattr(spec, w)}
 
 
-# Per-path time beyond the budget (warm-up, accuracy check, traced call, start-up): learned from the runs of
-# this session (the main window and sweeps report them), about 0.3 s before the first one.
-_OVERHEAD = {"s": 0.3, "n": 0}
-
-
-def path_overhead_s() -> float:
-    return _OVERHEAD["s"]
-
-
-def note_path_time(took_s: float, budget_s: float) -> None:
-    """A finished path's wall time: the estimates (preview, ETA) learn the real overhead from it."""
-    extra = max(0.0, took_s - budget_s)
-    n = min(_OVERHEAD["n"], 19)
-    _OVERHEAD["s"] = (_OVERHEAD["s"] * n + extra) / (n + 1)
-    _OVERHEAD["n"] += 1
-
-
 def _eta(s: float | None) -> str:
     if s is None:
         return ""
@@ -109,10 +95,16 @@ class SweepView(QWidget):
     status = Signal(str)
     baseline_requested = Signal(list, str)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, bridge=None):
         super().__init__(parent)
         self.setObjectName("sweepView")
         from explorer.core.jobs.options import RunOptions
+        from explorer.gui.session_bridge import SessionBridge
+
+        # The rows, points and setup of the last sweep live in the session model, once; this view draws them.
+        self.bridge = bridge if bridge is not None else SessionBridge(parent=self)
+        self.session = self.bridge.session
+        self.bridge.sweep_changed.connect(self._on_session_sweep)
 
         self._theme = "light"
         self.base = None
@@ -121,15 +113,8 @@ class SweepView(QWidget):
         self.batch = None  # core.batch.Batch when a batch is selected
         self.points: list = []  # the planned points (valid input) or []
         self.error = ""  # the current input problem ('' when Run is possible)
-        self._results: list = []
-        self._items: list = []  # (point index, Result | CSV row dict) of the last sweep, in arrival order
-        self._run_points: list = []  # the points of the last sweep (self.points may already be another plan)
-        self._run_setup: dict = {}  # what the last sweep was: mode, varies or batch, and its run options
         self._drawn = -1
-        self._eta = (None, 0.0)  # (eta_s, monotonic time it was received)
-        self._started_at = 0.0
         self._last_status = ""
-        self.data = SweepData()
         self.controller = SweepController(self)
         self.controller.on_boundary = lambda: self._redraw()
         self.controller.sweep_started.connect(self._on_sweep_started)
@@ -297,6 +282,20 @@ class SweepView(QWidget):
         self._on_field_changed()
         self._show_mode("line")
 
+    # ---- the session's sweep ------------------------------------------------------------------------
+    @property
+    def data(self) -> SweepData:
+        """The SweepData of the session's last sweep (one object for the session)."""
+        return self.session.sweep.data
+
+    @property
+    def _run_setup(self) -> dict:
+        return self.session.sweep.setup
+
+    def _on_session_sweep(self, change) -> None:
+        if change and change[0] == "restored":
+            self._show_restored()
+
     # ---- inputs from the main window -----------------------------------------------------------------
     def set_base(self, spec) -> None:
         """The problem every point starts from (a ConvSpec, or a descriptor string)."""
@@ -444,7 +443,7 @@ class SweepView(QWidget):
         refused = self._refused(paths)  # the memory guard will refuse these when their turn comes
         runs = (n - skipped - refused) * len(paths)
         budget = float(getattr(self.opts, "budget_ms", 500.0))
-        secs = runs * (budget / 1e3 + path_overhead_s())
+        secs = runs * self.session.path_times.per_path_s(budget / 1e3)
         what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
                 else f"{n} point{'s' if n != 1 else ''}")
         parts = [what]
@@ -507,26 +506,21 @@ class SweepView(QWidget):
             self._update_message()
             self._say(str(e))
             return False
-        self._results = []
-        self._items = []
-        self._run_points = list(self.points)
         batch_mode = self.mode == "batch"
-        self._run_setup = {
+        setup = {
             "mode": self.mode, "varies": ";".join(self.varies()) if not batch_mode else "",
             "batch": str(self.batch_combo.currentData() or "") if batch_mode else "",
             "base": self.base.descriptor() if self.base is not None else "",
             "paths": ",".join(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms, "trace": opts.trace,
         }
-        self._configure(self.points, self.mode, opts.paths, self.varies() if not batch_mode else [])
+        self._configure(self.points, self.mode, opts.paths, self.varies() if not batch_mode else [], setup)
         self.export_button.setEnabled(False)
         self.baseline_button.setEnabled(False)
         self.progress.setRange(0, max(1, len(self.points)))
         self.progress.setValue(0)
         self.progress.setFormat("%v/%m points")
-        self._eta = (None, time.monotonic())
         self.eta_label.setText("")
         self.live_label.setText("Starting…")
-        self._started_at = time.monotonic()
         self.controller.start(self.points, opts, self.csv_path)
         self._update_buttons()
         what = f"batch {self.batch.source}" if self.mode == "batch" else " × ".join(self.varies())
@@ -535,10 +529,18 @@ class SweepView(QWidget):
         self.started.emit()
         return True
 
-    def _configure(self, points, mode: str, paths, varies) -> None:
-        """The charts' axes for these points (before any row arrives)."""
+    def _configure(self, points, mode: str, paths, varies, setup: dict | None = None) -> None:
+        """A new sweep in the session (its points fix the charts' axes before any row arrives), and this view's
+        axes for it."""
+        from explorer.core.session.state import SweepBegun
+
         geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in varies)
-        self.data.configure(points, mode, paths=paths, geometric=geometric)
+        if setup is None:
+            setup = {"mode": mode, "varies": ";".join(varies), "paths": ",".join(paths)}
+        self.session.apply(SweepBegun(list(points), setup, mode, tuple(paths), geometric))
+        self._configure_axes(mode, geometric)
+
+    def _configure_axes(self, mode: str, geometric: bool) -> None:
         x_field = self.data.x_field
         if mode == "line" and not self.data.categorical_x:
             xs = [x for x in self.data.xs if isinstance(x, (int, float))]
@@ -561,25 +563,25 @@ class SweepView(QWidget):
 
     def results(self) -> list:
         """Every finished row so far: Result objects (CSV row dicts for batch lines that did not parse)."""
-        return list(self._results)
+        return self.session.sweep.rows()
 
     # ---- worker signals -------------------------------------------------------------------------------
     def _on_sweep_started(self, ev) -> None:
         pass
 
     def _on_rows(self, rows) -> None:
+        from explorer.core.session.state import SweepRows
+
+        self.session.apply(SweepRows([(sr.point_index, sr.result if sr.result is not None else sr.row)
+                                      for sr in rows]))
         for sr in rows:
-            item = sr.result if sr.result is not None else sr.row
-            self._results.append(item)
-            self._items.append((sr.point_index, item))
-            self.data.add(sr.point_index, item)
             if sr.result is not None:
                 self.result_ready.emit(sr.result)
 
     def _on_progress(self, p) -> None:
+        self.session.apply(p)
         self.progress.setMaximum(max(1, p.total))
         self.progress.setValue(p.done)
-        self._eta = (p.eta_s, time.monotonic())
 
     def _on_live(self, s) -> None:
         pct = f" {min(100, 100 * s.elapsed_s / s.budget_s):.0f}%" if s.budget_s else ""
@@ -593,13 +595,15 @@ class SweepView(QWidget):
         self._say(f"Sweep failed: {message}")
 
     def _on_finished(self, cancelled: bool) -> None:
-        took = time.monotonic() - self._started_at
-        runs = sum(1 for r in self._results if getattr(r, "path", "") and getattr(r, "status", "") != "skipped")
-        if runs:
-            budget = float(getattr(self.opts, "budget_ms", 500.0)) / 1e3
-            note_path_time(took / runs, budget)
-        n = len(self._results)
-        ok = sum(1 for r in self._results if getattr(r, "status", None) == "ok"
+        from explorer.core.jobs.events import SweepFinished, SweepProgress
+
+        job = self.session.job
+        took = time.monotonic() - job.started_at if job is not None else 0.0
+        last = job.sweep if (job is not None and job.sweep is not None) else SweepProgress(0, 0, 0, 0, took, None)
+        self.session.apply(SweepFinished(last, cancelled))  # the session learns the paths' overhead from it
+        rows = self.results()
+        n = len(rows)
+        ok = sum(1 for r in rows if getattr(r, "status", None) == "ok"
                  or (isinstance(r, dict) and r.get("status") == "ok"))
         if cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
@@ -616,8 +620,8 @@ class SweepView(QWidget):
         self.validate()
         self._redraw(force=True)
         self._say(msg)
-        self.export_button.setEnabled(bool(self._results))
-        self.baseline_button.setEnabled(bool(self._results))
+        self.export_button.setEnabled(bool(rows))
+        self.baseline_button.setEnabled(bool(rows))
         self.finished.emit(cancelled)
 
     # ---- saving: CSV, session, baseline -----------------------------------------------------------------
@@ -626,7 +630,7 @@ class SweepView(QWidget):
         from explorer.core.report.results import write_rows
 
         try:
-            n = write_rows(path, self._results)
+            n = write_rows(path, self.results())
         except OSError as e:
             self._say(f"Cannot write {path}: {e.strerror or e}.")
             return False
@@ -648,43 +652,37 @@ class SweepView(QWidget):
 
     def request_baseline(self) -> None:
         """Offer the last sweep's rows as a Compare baseline (the main window's Compare tab takes them)."""
-        if self._results:
-            self.baseline_requested.emit(list(self._results), self.baseline_label())
+        rows = self.results()
+        if rows:
+            self.baseline_requested.emit(rows, self.baseline_label())
 
     def session_state(self) -> dict | None:
         """The last sweep for a session file: its setup, points and rows (None when nothing ran)."""
-        if not self._run_points and not self._items:
-            return None
-        return {"setup": dict(self._run_setup), "points": list(self._run_points), "items": list(self._items)}
+        return self.session.sweep.to_store()
 
     def restore_state(self, state: dict | None) -> None:
-        """Show a saved sweep again: the vary controls (or batch), the charts and its rows (export, Compare)."""
+        """Show a saved sweep again: the session takes it, and this view follows (see _show_restored)."""
         if not state or self.is_running():
             return
-        setup = state.get("setup") or {}
-        mode = setup.get("mode") or ("batch" if any(not p.values for p in state["points"]) else "line")
-        varies = [v for v in (setup.get("varies") or "").split(";") if v]
+        self.session.set_sweep(state)
+
+    def _show_restored(self) -> None:
+        """The session's sweep was restored: the vary controls (or batch), the charts and its rows."""
+        sw = self.session.sweep
+        setup, mode, varies = sw.setup, sw.mode, sw.varies
         if mode == "batch" and setup.get("batch"):
             self.set_batch(setup["batch"])
         elif varies:
             f1, _, v1 = varies[0].partition("=")
             f2, _, v2 = (varies[1] if len(varies) > 1 else "").partition("=")
             self.set_vary(f1, v1, f2 or None, v2)
-        paths = [p for p in (setup.get("paths") or "").split(",") if p]
-        for _, item in state.get("items", []):
-            p = item.get("path") if isinstance(item, dict) else item.path
-            if p and p not in paths:
-                paths.append(p)
-        self._run_points = list(state.get("points") or [])
-        self._run_setup = dict(setup)
-        self._items = list(state.get("items") or [])
-        self._results = [item for _, item in self._items]
-        self._configure(self._run_points, mode, paths, varies)
-        for idx, item in self._items:
-            self.data.add(idx, item)
-        self.export_button.setEnabled(bool(self._results))
-        self.baseline_button.setEnabled(bool(self._results))
-        self.live_label.setText(f"Restored {len(self._results)} sweep rows from the session.")
+        if sw.points:  # set_batch / set_vary may have re-shaped the charts: the saved sweep's shape again
+            sw.replace(sw.to_store())
+        self._configure_axes(mode, sw.geometric)
+        rows = self.results()
+        self.export_button.setEnabled(bool(rows))
+        self.baseline_button.setEnabled(bool(rows))
+        self.live_label.setText(f"Restored {len(rows)} sweep rows from the session.")
         self._redraw(force=True)
 
     def _say(self, msg: str) -> None:
@@ -724,9 +722,9 @@ class SweepView(QWidget):
         if not may_draw():  # the measuring process is timing a burst: draw at its boundary instead
             return
         self._redraw()
-        eta, at = self._eta
-        if self.is_running() and eta is not None:
-            self.eta_label.setText(_eta(eta - (time.monotonic() - at)))
+        job = self.session.job
+        if self.is_running() and job is not None and job.eta_s is not None:
+            self.eta_label.setText(_eta(job.eta_s - (time.monotonic() - job.eta_at)))
 
     def _redraw(self, force: bool = False) -> None:
         if not force and self._drawn == self.data.version:
@@ -750,7 +748,7 @@ class SweepView(QWidget):
 
         if self.data.mode != "batch":
             return None
-        return batch_summary(self._results, self.baseline_combo.currentText())
+        return batch_summary(self.results(), self.baseline_combo.currentText())
 
     def _update_total(self) -> None:
         summ = self.batch_summary()

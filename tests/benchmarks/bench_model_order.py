@@ -32,12 +32,12 @@ import warnings
 import numpy as np
 import torch
 
-from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model import chained as model_chained
 from explorer.core.model import inventory as model_inventory
 from explorer.core.model import modes as model_modes
 from explorer.core.model import report as model_report
 from explorer.core.model import zoo as model_zoo
+from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model.sequence import build_sequence
 from explorer.core.paths.base import Tensors
 from explorer.core.paths.registry import prepare

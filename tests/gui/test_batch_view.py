@@ -19,14 +19,13 @@ def batch_view(qtbot):
     assert v.set_batch("resnet_50")
     pts = [p for p in v.points if not p.skipped]
     # what a finished batch leaves (rows as the worker delivers them), without timing 40 convolutions
-    v._run_points = list(v.points)
+    from explorer.core.session.state import SweepRows
+
     v._configure(v.points, "batch", ("dense", "mkldnn"), [])
     for i, p in enumerate(pts):
         for path, ms in (("dense", 1.0 + i), ("mkldnn", (1.0 + i) / 2)):
             r = Result(spec=p.spec, path=path, threads=1, median_ms=ms, p25_ms=ms, p75_ms=ms, gflops=1.0)
-            v._results.append(r)
-            v._items.append((p.index, r))
-            v.data.add(p.index, r)
+            v.session.apply(SweepRows([(p.index, r)]))  # the rows live in the view's session model
     v.redraw_now()
     yield v, pts
     assert v.shutdown(2000)

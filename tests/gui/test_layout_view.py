@@ -9,9 +9,9 @@ import pytest
 from PySide6 import QtCore, QtGui
 
 from explorer.core.layout.path_layouts import TensorLayout, inspect_path
+from explorer.core.layout.picture import CELL_LIMIT, GAP, PAD_A, PAD_B, PHYS_LIMIT
 from explorer.core.layout.tags import layout_from_tag
 from explorer.core.problem.spec import parse_descriptor
-from explorer.core.layout.picture import CELL_LIMIT, GAP, PAD_A, PAD_B, PHYS_LIMIT
 from explorer.gui.layout_view import LayoutView
 
 SPEC = "mb2ic17ih5oc17oh5kh3ph1"  # 2x17x5x5 (w copies h)

@@ -74,9 +74,8 @@ def test_preview_counts_points_the_memory_guard_will_refuse(view, monkeypatch):
 
 def test_run_eta_uses_measured_path_times(make_window):
     win = make_window()
-    win._progress = {"index": 2, "total": 6, "elapsed": 0.0, "budget": 0.03, "path": "native"}
-    win._path_times = [1.0, 1.0]  # each path took 1 s with a 30 ms budget (warm-up, accuracy, trace)
-    win._path_t0 = None
+    # the run's job lives in the session model: each path took 1 s with a 30 ms budget (warm-up, accuracy, trace)
+    win.session.begin("run", index=2, total=6, budget=0.03, path="native", path_times=[1.0, 1.0])
     win._tick_status()
     assert win.eta_label.text() == "about 4.0 s left"
 

@@ -184,8 +184,8 @@ def test_line_charts_update_their_items_in_place(qtbot):
     from PySide6.QtCore import QPointF
 
     from explorer.core.problem.sweep_plan import SweepPoint
+    from explorer.core.report.sweep_data import SweepData
     from explorer.gui.line_charts import LineChart, SpeedupChart
-    from explorer.gui.sweep_charts import SweepData
 
     data = SweepData()
     data.configure([SweepPoint(i, {"ic": x}) for i, x in enumerate((8, 16, 32, 64))], "line", paths=PATHS2)

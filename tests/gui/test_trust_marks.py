@@ -73,8 +73,8 @@ def test_quiet_run_shows_no_quality_line(make_window, qtbot, monkeypatch):
 def test_sweep_charts_mark_noisy_points_and_uncertain_ratios(qtbot):
     """The noisy point gets a cross on the sweep chart, its speedup a cross and an uncertain hover text."""
     from explorer.core.problem.sweep_plan import SweepPoint
+    from explorer.core.report.sweep_data import SweepData
     from explorer.gui.line_charts import LineChart, SpeedupChart
-    from explorer.gui.sweep_charts import SweepData
 
     data = SweepData()
     data.configure([SweepPoint(i, {"g": g}) for i, g in enumerate((1, 2))], "line", paths=("dense", "mkldnn"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 from explorer.core.model.inventory import Inventory, Layer
 from explorer.core.model.report import MODE_PATH, LayerSummary, ModelReport, ModeResult
 
-
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
                       "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "in_sequence_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",

@@ -44,7 +44,6 @@ FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_
                  "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg",
                  "compile_ms", "onednn_ms", "reorder_ms", "other_ms"}
 QUALITIES = ("ok", "noisy", "")
-_INT_COLUMNS, _FLOAT_COLUMNS = INT_COLUMNS, FLOAT_COLUMNS  # old private names, still read by sweep_charts
 # 1-D/3-D problems, benchdnn's right pads (what the output size implies) and the exact op count.
 SHAPE_COLUMNS = ("exact_ops", "ndims", "id", "od", "kd", "sd", "pd", "dd", "pd_r", "ph_r", "pw_r")
 CSV_COLUMNS += SHAPE_COLUMNS

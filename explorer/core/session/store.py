@@ -1,6 +1,7 @@
 """A saved session: the spec, the run options and the result rows, as one JSON file (Qt-free).
 
-The rows are the CSV schema's rows (results.CSV_COLUMNS), so a session and a CSV agree. Per-call samples
+The rows are the CSV schema's rows (results.CSV_COLUMNS), so a session and a CSV agree. The last sweep and the
+Model tab's last report are kept too (a file without them, from an older version, still opens). Per-call samples
 and the raw oneDNN trace lines are kept too, so charts and the trace view come back on open; tensor
 layouts are not (they are read from live tensors: run again to see them). Writes are atomic. A file that
 is not a session, or is damaged, raises InputError with one sentence naming the problem.
@@ -20,11 +21,11 @@ import numpy as np
 from explorer.core.errors import InputError, SpecError
 from explorer.core.problem.spec import ConvSpec, parse_descriptor
 from explorer.core.report.results import (
-    VIEW_ONLY_FIELDS,
     CSV_COLUMNS,
     FLOAT_COLUMNS,
     INT_COLUMNS,
     STATUSES,
+    VIEW_ONLY_FIELDS,
     Result,
     atomic_write_text,
 )
@@ -47,6 +48,7 @@ class Session:
     results: list[Result] = field(default_factory=list)
     # The Sweep tab's last sweep or batch: {"setup": dict, "points": [SweepPoint], "items": [(point, Result|row)]}
     sweep: dict | None = None
+    model: object = None  # the Model tab's last core.model.report.ModelReport (None in files saved before it)
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
@@ -196,7 +198,103 @@ def sweep_from_dict(d, name: str) -> dict | None:
     return {"setup": setup, "points": points, "items": items}
 
 
-def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None) -> dict:
+# ---- the Model tab's report ------------------------------------------------------------------------------------
+def _plain(v):
+    if isinstance(v, tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return _clean(v)
+
+
+def _fields(obj, skip=()) -> dict:
+    return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in skip}
+
+
+def _take(cls, d: dict, where: str, **given):
+    """A dataclass from a dict of its plain fields (lists back to tuples where the field holds a tuple)."""
+    if not isinstance(d, dict):
+        raise InputError(f"{where} must be an object.", "session")
+    kw = dict(given)
+    for f in dataclasses.fields(cls):
+        if f.name in kw or f.name not in d:
+            continue
+        v = d[f.name]
+        if isinstance(v, list) and "tuple" in str(f.type):
+            v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
+        kw[f.name] = v
+    try:
+        return cls(**kw)
+    except TypeError as e:
+        raise InputError(f"{where}: {e}.", "session") from None
+
+
+def model_to_dict(report) -> dict:
+    """A ModelReport as plain JSON: the inventory, each layer's summary (its rows) and the end-to-end modes.
+    A mode's in-order conv timing object (conv_seq) is not kept: its figures are in the mode's own fields."""
+    inv = report.inventory
+    layers = []
+    for lay in inv.layers:
+        d = _fields(lay, skip=("spec",))
+        d["spec"] = None if lay.spec is None else {**spec_to_dict(lay.spec), "name": lay.spec.name}
+        layers.append(d)
+    summaries = []
+    for s in report.layers:
+        summaries.append({
+            "layer": inv.layers.index(s.layer) if s.layer in inv.layers else None,
+            "results": {p: result_to_dict(r, with_samples=False) for p, r in s.results.items()},
+            "best_path": s.best_path, "best_ms": _clean(s.best_ms), "margin": _clean(s.margin), "noisy": s.noisy,
+            "chained": None if s.chained is None else result_to_dict(s.chained, with_samples=False),
+            "in_sequence": {p: _clean(v) for p, v in s.in_sequence.items()},
+        })
+    return {
+        "inventory": {"model": inv.model, "input_shape": list(inv.input_shape), "dtype": inv.dtype,
+                      "sites": [_fields(x) for x in inv.sites], "layers": layers},
+        "layers": summaries,
+        "modes": [_fields(m, skip=("conv_seq",)) for m in report.modes],
+        "threads": report.threads, "started_at": report.started_at,
+    }
+
+
+def model_from_dict(d, name: str):
+    if d is None:
+        return None
+    from explorer.core.model.inventory import ConvSite, Inventory, Layer
+    from explorer.core.model.report import LayerSummary, ModelReport, ModeResult
+
+    where = f"{name}: model"
+    if not isinstance(d, dict) or not isinstance(d.get("inventory"), dict):
+        raise InputError(f"{where} must be an object with an 'inventory'.", "session")
+    i = d["inventory"]
+    layers = []
+    for k, ld in enumerate(i.get("layers") or []):
+        w = f"{where}.inventory.layers[{k}]"
+        spec = None
+        if isinstance(ld, dict) and ld.get("spec") is not None:
+            spec = spec_from_dict(ld["spec"], f"{w}.spec")
+            if isinstance(ld["spec"].get("name"), str) and ld["spec"]["name"] != spec.name:
+                spec = spec.replace(name=ld["spec"]["name"])
+        layers.append(_take(Layer, ld, w, spec=spec))
+    sites = [_take(ConvSite, x, f"{where}.inventory.sites[{k}]") for k, x in enumerate(i.get("sites") or [])]
+    inv = Inventory(str(i.get("model") or ""), tuple(i.get("input_shape") or ()), str(i.get("dtype") or "f32"),
+                    sites, layers)
+    summaries = []
+    for k, sd in enumerate(d.get("layers") or []):
+        w = f"{where}.layers[{k}]"
+        if not isinstance(sd, dict) or not isinstance(sd.get("layer"), int) or not 0 <= sd["layer"] < len(layers):
+            raise InputError(f"{w} must name one of the inventory's layers by index.", "session")
+        results = {p: result_from_dict(r, f"{w}.results.{p}") for p, r in (sd.get("results") or {}).items()}
+        chained = result_from_dict(sd["chained"], f"{w}.chained") if sd.get("chained") else None
+        summaries.append(LayerSummary(layers[sd["layer"]], results, sd.get("best_path") or "", sd.get("best_ms"),
+                                      sd.get("margin"), bool(sd.get("noisy")), chained,
+                                      dict(sd.get("in_sequence") or {})))
+    modes = [_take(ModeResult, m, f"{where}.modes[{k}]") for k, m in enumerate(d.get("modes") or [])]
+    threads = d.get("threads") if isinstance(d.get("threads"), int) else 1
+    return ModelReport(inv, summaries, modes, threads, str(d.get("started_at") or ""))
+
+
+def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None,
+                    model=None) -> dict:
     out = {
         "format": FORMAT,
         "version": VERSION,
@@ -207,13 +305,15 @@ def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep:
     }
     if sweep and (sweep.get("items") or sweep.get("points")):
         out["sweep"] = sweep_to_dict(sweep)
+    if model is not None:
+        out["model"] = model_to_dict(model)
     return out
 
 
 def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results: list[Result],
-                 sweep: dict | None = None) -> None:
+                 sweep: dict | None = None, model=None) -> None:
     """Write the session atomically (temp file + rename): the file on disk is always whole."""
-    text = json.dumps(session_to_dict(spec, options, results, sweep), indent=1, allow_nan=False)
+    text = json.dumps(session_to_dict(spec, options, results, sweep, model), indent=1, allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -255,7 +355,8 @@ def session_from_dict(data, name: str = "the session") -> Session:
     if not isinstance(raw, list):
         raise InputError(f"{name}: 'results' must be a list.", "session")
     results = [result_from_dict(d, f"{name}: results[{i}]") for i, d in enumerate(raw)]
-    return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name))
+    return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name),
+                   model_from_dict(data.get("model"), name))
 
 
 def load_session(path: str | os.PathLike) -> Session:

@@ -1,8 +1,7 @@
-"""What the sweep charts draw: SweepData (no Qt), the Cells it keys by point and path, and baselines.
+"""What a sweep has produced so far, keyed for charts: Cell, SweepData and their baselines (Qt-free).
 
-The charts that draw it are in chart_base / chart_axes (shared), line_charts (LineChart, SpeedupChart),
-bar_chart (BarChart, a batch) and heatmap_chart (HeatmapChart, a two-field sweep). Each redraws only from
-`redraw(data)`; the SweepView calls it from a ~20 Hz timer when `version` changed, never per event.
+The GUI's sweep charts (explorer.gui line_charts, bar_chart, heatmap_chart) draw a SweepData; the session model
+(explorer.core.session.state) holds the one SweepData of the last sweep, so the rows live once.
 """
 
 from __future__ import annotations
@@ -10,15 +9,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from explorer.core.paths.base import ALL_PATHS
 from explorer.core.problem.sweep_plan import grid_shape, parse_label
-from explorer.gui.colors import ordered
-
-METRICS = {"median_ms": "median time per call (ms)", "gflops": "GFLOP/s"}
-# Fields whose sweeps are usually geometric: a log x axis spreads 1, 2, 4, ... 256 evenly.
-LOG_FIELDS = ("mb", "g", "ic", "oc", "threads")
 
 
-# ---- data -------------------------------------------------------------------------------------------------
+def ordered(paths) -> list[str]:
+    """Paths in the canonical order, the six then the routes (unknown names last)."""
+    rank = {p: i for i, p in enumerate(ALL_PATHS)}
+    return sorted(paths, key=lambda p: rank.get(p, len(rank)))
+
+
 @dataclass
 class Cell:
     """One (point, path) outcome, as much as a chart needs (Results or CSV rows give the same Cell)."""
