@@ -176,7 +176,7 @@ def select_tab(win, name: str) -> bool:
 
 def create_window(settings=None, spec=None, options: dict | None = None, csv_path=None, restore=True):
     """The main window on `spec` (else the last spec in QSettings, else the default preset)."""
-    from explorer.gui.main_window import MainWindow
+    from explorer.gui.window.main_window import MainWindow
 
     app = make_app()
     win = MainWindow(settings=settings, csv_path=csv_path)
@@ -226,7 +226,7 @@ def run_gui(args) -> int:
     from PySide6.QtCore import QTimer
 
     import explorer.core.jobs.run  # noqa: F401 - load torch before the event loop runs, not inside it
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     measure.prestart()  # the measuring process imports torch while the window builds
     app = make_app()

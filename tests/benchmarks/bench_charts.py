@@ -1,6 +1,6 @@
 """Chart throughput: the time of one redraw *including the paint*, for the live timing chart and the sweep chart.
 
-Timing chart (explorer.gui.timing_chart.TimingChart): 6 paths x --points samples (100k) fed through its public
+Timing chart (explorer.gui.run.timing_chart.TimingChart): 6 paths x --points samples (100k) fed through its public
 API as the run worker feeds it (reset(paths), then add_samples(path, chunk) in chunks of --chunk samples).
 Then, per measured redraw: new samples arrive (a chunk), redraw() runs (setData of the changed curves, range
 fit), and the chart is painted (see the two paint modes below). Three cases:
@@ -8,7 +8,7 @@ fit), and the chart is painted (see the two paint modes below). Three cases:
   live-6      all 6 curves changed at once (worst case: a session load, a theme change)
   finish-1    set_samples() replaces one path's 100k samples (what path_finished does at the end of a path)
 
-Sweep chart (explorer.gui.sweep_view.SweepView): a 1,000-point one-field sweep (ic=1:1000:+1) on 3 paths,
+Sweep chart (explorer.gui.tabs.sweep_view.SweepView): a 1,000-point one-field sweep (ic=1:1000:+1) on 3 paths,
 fed as the sweep worker feeds it (data.configure, then data.add(point, Result) for 3,000 synthetic finished
 rows), then timed: redraw_now() (line + speedup charts rebuilt) plus the paint of the view.
 Also a 40x25 two-field grid (1,000 cells, heatmap) as a second row.
@@ -137,7 +137,7 @@ def samples(rng, n: int, base: float) -> np.ndarray:
 
 # ---- timing chart ---------------------------------------------------------------------------------------------
 def bench_timing(app, args, rng) -> list[str]:
-    from explorer.gui.timing_chart import TimingChart
+    from explorer.gui.run.timing_chart import TimingChart
 
     chart = TimingChart()
     chart.timer.stop()  # only the timed redraws below
@@ -200,7 +200,7 @@ def synthetic_results(points, paths, rng):
 def bench_sweep(app, args, rng) -> list[str]:
     from explorer.core.jobs.options import RunOptions
     from explorer.core.problem.sweep_plan import plan_sweep
-    from explorer.gui.sweep_view import SweepView
+    from explorer.gui.tabs.sweep_view import SweepView
 
     out = []
     view = SweepView()

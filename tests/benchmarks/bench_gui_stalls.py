@@ -6,7 +6,7 @@ really redraw and paint). A 10 ms QTimer (explorer.gui.app.StallProbe) probes th
 stall is how late it fired beyond its 10 ms interval. Two variants of the same sweep, alternated ABBA over
 --rounds (child, in-process, in-process, child, ...):
 
-  child       measurements in the measuring child process (the default; explorer.gui.measure.IN_CHILD)
+  child       measurements in the measuring child process (the default; explorer.gui.jobs.measure.IN_CHILD)
   in-process  measurements in a QThread of the GUI process (measure.IN_CHILD = False), sharing the GIL
 
 For every variant: p50/p99/max stall, ticks, stalls > 50 ms, the GUI thread's own CPU seconds, and wall
@@ -90,8 +90,8 @@ def spread(vals) -> str:
 class Bench:
     def __init__(self, args):
         import explorer.core.jobs.run  # noqa: F401 - torch loads before the window, as run_gui does
-        from explorer.gui import measure
         from explorer.gui.app import create_window, make_app, make_settings
+        from explorer.gui.jobs import measure
 
         self.args = args
         self.measure = measure
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
     ap.add_argument("--run-budget-ms", type=float, default=500.0)
     ap.add_argument("--idle-s", type=float, default=3.0, help="probe the idle window first (0: skip)")
     ap.add_argument("--child-nice", type=int, default=None,
-                    help="niceness of the measuring child (default: the app's, explorer.gui.measure.NICE)")
+                    help="niceness of the measuring child (default: the app's, explorer.gui.jobs.measure.NICE)")
     args = ap.parse_args(argv)
     args.threads = args.threads or os.cpu_count()
     tmp = isolate()

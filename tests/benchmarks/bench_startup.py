@@ -135,8 +135,8 @@ def importtime(env, code: str) -> list[str]:
     for name, us in sorted(self_by_top.items(), key=lambda kv: -kv[1])[:10]:
         out.append(f"    {name:28s} {us / 1e6:6.3f} s  {100 * us / total:4.0f}%")
     out.append("  cumulative where first imported:")
-    for mod in ("torch", "numpy", "PySide6.QtWidgets", "pyqtgraph", "explorer.core.jobs.run", "explorer.gui.main_window",
-                "explorer.gui.sweep_view", "explorer.gui.layout_view", "explorer.gui.trace_view", "multiprocessing"):
+    for mod in ("torch", "numpy", "PySide6.QtWidgets", "pyqtgraph", "explorer.core.jobs.run", "explorer.gui.window.main_window",
+                "explorer.gui.tabs.sweep_view", "explorer.gui.inspect.layout_view", "explorer.gui.inspect.trace_view", "multiprocessing"):
         if mod in cum:
             out.append(f"    {mod:28s} {cum[mod] / 1e6:6.3f} s")
     return out
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
                   f"= {med / torch_med:.1f}x `import torch` ({torch_med:.2f} s) -> target <= 2.5 s "
                   f"{'MET' if med <= 2.5 else 'MISSED'}")
     if not args.no_importtime:
-        code = "import explorer.core.jobs.run, PySide6.QtWidgets, pyqtgraph, explorer.gui.main_window"
+        code = "import explorer.core.jobs.run, PySide6.QtWidgets, pyqtgraph, explorer.gui.window.main_window"
         print(f"\n== where the import time goes: python -X importtime -c \"{code}\" "
               f"(self time by package, cumulative by module; one run) ==")
         for line in importtime(env, code):

@@ -28,8 +28,8 @@ def main() -> int:
 
     from explorer.core.jobs.options import RunOptions
     from explorer.core.paths.base import PATHS
-    from explorer.gui import measure
     from explorer.gui.app import create_window, make_app, make_settings
+    from explorer.gui.jobs import measure
 
     app = make_app()
     win = create_window(make_settings())

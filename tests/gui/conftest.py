@@ -24,8 +24,8 @@ def _isolated(tmp_path, monkeypatch):
 @pytest.fixture
 def make_window(qtbot):
     """Windows on an isolated settings file; each is closed at teardown and must leave no thread behind."""
-    from explorer.gui import worker
     from explorer.gui.app import create_window, make_settings
+    from explorer.gui.jobs import worker
 
     made = []
 

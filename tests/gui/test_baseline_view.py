@@ -26,8 +26,8 @@ def _results(scale=1.0, mbs=(1, 2, 4), paths=("dense", "mkldnn")):
 def views(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MKLDNN_EXPLORER_NO_DIALOGS", "1")
-    from explorer.gui.baseline_view import BaselineView
-    from explorer.gui.sweep_view import SweepView
+    from explorer.gui.tabs.baseline_view import BaselineView
+    from explorer.gui.tabs.sweep_view import SweepView
 
     sv, bv = SweepView(), BaselineView()
     for w in (sv, bv):

@@ -31,9 +31,9 @@ def test_summary_bars_in_svg_match_the_png(qtbot, tmp_path):
 
     from explorer.core.problem.spec import parse_descriptor
     from explorer.core.report.results import Result
-    from explorer.gui.colors import qcolor
-    from explorer.gui.export import export_plot
-    from explorer.gui.summary_chart import SummaryChart
+    from explorer.gui.common.colors import qcolor
+    from explorer.gui.common.export import export_plot
+    from explorer.gui.run.summary_chart import SummaryChart
 
     spec = parse_descriptor("mb1ic8ih8oc8kh3ph1")
     s = SummaryChart()
@@ -61,8 +61,8 @@ def test_summary_bars_in_svg_match_the_png(qtbot, tmp_path):
 def test_timing_curves_stay_inside_the_plot_in_svg(qtbot, tmp_path):
     from PySide6.QtGui import QImage
 
-    from explorer.gui.export import export_plot
-    from explorer.gui.timing_chart import TimingChart
+    from explorer.gui.common.export import export_plot
+    from explorer.gui.run.timing_chart import TimingChart
 
     t = TimingChart()
     qtbot.addWidget(t)
@@ -92,7 +92,7 @@ def test_timing_curves_stay_inside_the_plot_in_svg(qtbot, tmp_path):
 
 
 def test_clip_segments_keeps_the_inside_part():
-    from explorer.gui.export import clip_segments
+    from explorer.gui.common.export import clip_segments
 
     xs, ys = clip_segments([0, 1, 2], [0, 10, 0], 0, 0, 2, 1)
     assert xs.size == 4 and np.allclose(ys, [0, 1, 1, 0]) and np.allclose(xs, [0, 0.1, 1.9, 2])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Signal
 
-from explorer.gui import measure, worker
+from explorer.gui.jobs import measure, worker
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +66,7 @@ def test_an_explorer_error_is_its_own_sentence_with_its_field(qtbot):
 def test_the_one_error_path_is_the_same_for_a_sweep(qtbot, monkeypatch):
     """Sweeps used to print the traceback and keep nothing: now they keep it like runs."""
     from explorer.core.jobs.options import RunOptions
-    from explorer.gui.sweep_worker import SweepController
+    from explorer.gui.jobs.sweep_worker import SweepController
 
     def broken(kind, *a, **k):
         raise ValueError("bad sweep\nsecond line")
@@ -137,7 +137,7 @@ def _fake_events(kind, *args, cancel, allocator=None, **kwargs):
 
 def test_every_kind_of_job_runs_through_the_same_worker_class(qtbot, monkeypatch):
     from explorer.core.jobs.options import RunOptions
-    from explorer.gui.sweep_worker import SweepController
+    from explorer.gui.jobs.sweep_worker import SweepController
 
     made, the_worker = [], worker.JobWorker
 

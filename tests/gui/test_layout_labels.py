@@ -5,7 +5,7 @@ import pytest
 
 from explorer.core.layout.path_layouts import inspect_path
 from explorer.core.problem.spec import parse_descriptor
-from explorer.gui.layout_view import LayoutView
+from explorer.gui.inspect.layout_view import LayoutView
 
 _CACHE: dict = {}
 
@@ -61,7 +61,7 @@ def test_column_labels_do_not_run_together(qtbot):
 
 
 def test_the_slice_note_wraps():
-    from explorer.gui.layout_view import LayoutView as LV
+    from explorer.gui.inspect.layout_view import LayoutView as LV
 
     view = LV()
     assert view.slice_label.wordWrap()

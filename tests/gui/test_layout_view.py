@@ -12,7 +12,7 @@ from explorer.core.layout.path_layouts import TensorLayout, inspect_path
 from explorer.core.layout.picture import CELL_LIMIT, GAP, PAD_A, PAD_B, PHYS_LIMIT
 from explorer.core.layout.tags import layout_from_tag
 from explorer.core.problem.spec import parse_descriptor
-from explorer.gui.layout_view import LayoutView
+from explorer.gui.inspect.layout_view import LayoutView
 
 SPEC = "mb2ic17ih5oc17oh5kh3ph1"  # 2x17x5x5 (w copies h)
 SPEC_W4 = "mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1"  # 2x17x5x4: the FIELD_GUIDE example (5120 vs 2720 bytes on AVX-512)

@@ -31,7 +31,7 @@ def first_path_quick(monkeypatch):
     """The first path times for 60 ms, every later one until stopped (no early stop on convergence)."""
     from explorer.core.jobs import run as runner
     from explorer.core.measure import harness
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)  # the patch below must reach the timing loop
     calls = []
@@ -211,7 +211,7 @@ def test_stop_mid_run_keeps_finished_rows(make_window, qtbot, first_path_quick):
 
 
 def test_close_mid_run_stops_cleanly_and_keeps_rows(make_window, qtbot, tmp_path, first_path_quick):
-    from explorer.gui import worker
+    from explorer.gui.jobs import worker
 
     csv_path = tmp_path / "mid.csv"
     win = make_window(spec=parse_descriptor(TINY), options={"paths": ["dense", "mkldnn"]}, csv_path=str(csv_path))
@@ -227,7 +227,7 @@ def test_close_mid_run_stops_cleanly_and_keeps_rows(make_window, qtbot, tmp_path
 
 def test_close_during_a_long_call_in_the_measuring_process_exits_fast(make_window, qtbot, tmp_path):
     """The default design: the run lives in a child process, so a close never waits for a long call."""
-    from explorer.gui import measure, worker
+    from explorer.gui.jobs import measure, worker
 
     assert measure.IN_CHILD
     csv_path = tmp_path / "long.csv"
@@ -264,7 +264,7 @@ def test_settings_remember_spec_options_and_theme(make_window, qtbot):
 def test_dark_and_light_palettes_are_legible(make_window):
     from PySide6.QtGui import QPalette
 
-    from explorer.gui.colors import PATH_COLORS, THEMES, palette
+    from explorer.gui.common.colors import PATH_COLORS, THEMES, palette
 
     def lum(c):
         def ch(v):
@@ -313,7 +313,7 @@ def test_measure_peak_runs_off_the_gui_thread_and_fills_pct_peak(ran, qtbot, mon
         seen["remeasure"] = remeasure
         return machine.Peak(1000.0, 2000.0, 10.0, threads or 2, "now", "key")
 
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)  # the fake must run where the job runs
     monkeypatch.setattr(machine, "peak", fake_peak)
@@ -361,8 +361,8 @@ def test_timing_legend_labels_follow_the_theme(qtbot):
     import numpy as np
     from PySide6.QtGui import QColor
 
-    from explorer.gui.colors import theme
-    from explorer.gui.timing_chart import TimingChart
+    from explorer.gui.common.colors import theme
+    from explorer.gui.run.timing_chart import TimingChart
 
     chart = TimingChart()
     qtbot.addWidget(chart)
@@ -376,7 +376,7 @@ def test_timing_legend_labels_follow_the_theme(qtbot):
 
 def test_unexpected_worker_failure_is_shown_with_details(make_window, qtbot, monkeypatch):
     from explorer.core.jobs import run as runner
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)
     monkeypatch.delenv("MKLDNN_EXPLORER_NO_DIALOGS", raising=False)

@@ -17,7 +17,7 @@ def _run(qtbot, view, timeout=90_000):
 def test_model_tab_runs_tiny_and_jumps_to_the_run_tab(make_window, qtbot, tmp_path):
     import pandas as pd
 
-    from explorer.gui import model_view
+    from explorer.gui.tabs import model_view
 
     win = make_window()
     view = win.model_view
@@ -97,7 +97,7 @@ def test_a_bad_model_is_one_sentence_in_the_tab(make_window, qtbot):
 
 def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
     from explorer.core.model.report import ModeResult
-    from explorer.gui.model_view import ModelView
+    from explorer.gui.tabs.model_view import ModelView
 
     v = ModelView()
     qtbot.addWidget(v)
@@ -111,7 +111,7 @@ def test_a_mode_that_cannot_run_shows_its_error_in_the_row(qtbot):
 
 def test_a_prediction_on_a_noisy_loop_is_marked_in_its_cells(qtbot):
     from explorer.core.model.report import ModeResult
-    from explorer.gui.model_view import MODE_HEAD, ModelView
+    from explorer.gui.tabs.model_view import MODE_HEAD, ModelView
 
     v = ModelView()
     qtbot.addWidget(v)

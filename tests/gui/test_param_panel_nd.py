@@ -3,7 +3,7 @@
 import pytest
 
 from explorer.core.problem.spec import parse_descriptor
-from explorer.gui.param_panel import ParamPanel
+from explorer.gui.run.param_panel import ParamPanel
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_switching_to_3d_enables_depth_and_validates(panel):
 def test_layout_view_draws_3d_tensors_as_slices(qtbot):
     from explorer.core.layout.path_layouts import inspect_path
     from explorer.core.layout.picture import build_picture, dim_names
-    from explorer.gui.layout_view import LayoutView
+    from explorer.gui.inspect.layout_view import LayoutView
 
     s = parse_descriptor("mb1ic3id4ih5iw6oc8od4oh5ow6kd3kh3kw3pd1ph1pw1")
     ins = inspect_path(s, "dense")

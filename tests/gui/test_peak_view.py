@@ -31,7 +31,7 @@ def peaks(monkeypatch):
             cache[t] = machine.Peak(50.0 * t, None, 10.0, t, "now", f"k{t}")
         return cache.get(t)
 
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)
     monkeypatch.setattr(machine, "peak", fake_peak)

@@ -24,7 +24,7 @@ def _results():
 def view(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MKLDNN_EXPLORER_NO_DIALOGS", "1")
-    from explorer.gui.roofline_view import RooflineView
+    from explorer.gui.tabs.roofline_view import RooflineView
 
     v = RooflineView()
     qtbot.addWidget(v)
@@ -32,7 +32,7 @@ def view(qtbot, tmp_path, monkeypatch):
     v.show()
     yield v
     assert v.shutdown(10_000)
-    from explorer.gui import worker
+    from explorer.gui.jobs import worker
 
     assert getattr(worker, "live_threads", lambda: 0)() == 0
 

@@ -43,7 +43,7 @@ def _cell_rgb(heatmap, i, j):
 
 
 def test_a_reopened_2d_sweep_draws_each_cell_in_its_best_paths_colour(make_window, qtbot, tmp_path):
-    from explorer.gui.colors import path_color
+    from explorer.gui.common.colors import path_color
 
     win = make_window()
     win.sweep_view.restore_state(_grid_state())
@@ -115,7 +115,7 @@ def test_sweep_rows_are_held_once_in_the_session(make_window):
 
 def test_the_bridge_relays_every_aspect_as_a_qt_signal(qtbot):
     from explorer.core.session.state import SessionState
-    from explorer.gui.session_bridge import SessionBridge
+    from explorer.gui.common.session_bridge import SessionBridge
 
     s = SessionState()
     bridge = SessionBridge(s)

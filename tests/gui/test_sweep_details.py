@@ -9,7 +9,7 @@ from explorer.core.report.results import Result
 
 @pytest.fixture
 def view(qtbot):
-    from explorer.gui.sweep_view import SweepView
+    from explorer.gui.tabs.sweep_view import SweepView
 
     v = SweepView()
     qtbot.addWidget(v)

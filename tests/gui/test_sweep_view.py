@@ -13,8 +13,8 @@ def make_view(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MKLDNN_EXPLORER_NO_DIALOGS", "1")
     from explorer.core.jobs.options import RunOptions
-    from explorer.gui import sweep_worker
-    from explorer.gui.sweep_view import SweepView
+    from explorer.gui.jobs import sweep_worker
+    from explorer.gui.tabs.sweep_view import SweepView
 
     made = []
 
@@ -166,7 +166,7 @@ def test_batch_draws_one_bar_group_per_layer(make_view, qtbot, tmp_path):
 
 
 def test_shutdown_mid_sweep_returns_quickly(make_view, qtbot):
-    from explorer.gui import sweep_worker
+    from explorer.gui.jobs import sweep_worker
 
     v = make_view(budget_ms=200)
     v.set_vary("mb", "1:30:+1")
@@ -185,7 +185,7 @@ def test_line_charts_update_their_items_in_place(qtbot):
 
     from explorer.core.problem.sweep_plan import SweepPoint
     from explorer.core.report.sweep_data import SweepData
-    from explorer.gui.line_charts import LineChart, SpeedupChart
+    from explorer.gui.charts.line_charts import LineChart, SpeedupChart
 
     data = SweepData()
     data.configure([SweepPoint(i, {"ic": x}) for i, x in enumerate((8, 16, 32, 64))], "line", paths=PATHS2)

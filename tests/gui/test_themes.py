@@ -24,7 +24,7 @@ def test_every_view_background_follows_the_theme(make_window, name):
     from PySide6.QtGui import QColor, QPalette
     from PySide6.QtWidgets import QApplication, QLabel, QTableView
 
-    from explorer.gui.colors import theme
+    from explorer.gui.common.colors import theme
 
     win = make_window(size=(1440, 900))
     win.apply_theme("dark" if name == "light" else "light")  # switching, not only the first theme
@@ -60,7 +60,7 @@ def test_compare_verdicts_are_legible_in_the_dark(make_window):
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QColor
 
-    from explorer.gui.colors import theme
+    from explorer.gui.common.colors import theme
 
     win = make_window()
     win.apply_theme("dark")

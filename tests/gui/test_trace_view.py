@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt
 from explorer.core.layout.path_layouts import inspect_path
 from explorer.core.problem.spec import parse_descriptor
 from explorer.core.trace.onednn import TraceSummary
-from explorer.gui.time_bar import format_ms
-from explorer.gui.trace_view import NO_PRIMITIVES_TEXT, TraceView
+from explorer.gui.inspect.time_bar import format_ms
+from explorer.gui.inspect.trace_view import NO_PRIMITIVES_TEXT, TraceView
 
 SPEC = "mb2ic17ih5oc17oh5kh3ph1"
 

@@ -4,7 +4,7 @@ from PySide6.QtCore import Qt
 
 from explorer.core.measure import interference as itf
 from explorer.core.problem.spec import parse_descriptor
-from explorer.gui.results_model import HEADERS
+from explorer.gui.run.results_model import HEADERS
 
 TINY = "mb2ic16ih14oc16oh14kh3ph1"
 
@@ -12,7 +12,7 @@ TINY = "mb2ic16ih14oc16oh14kh3ph1"
 def _run_with_noisy(make_window, qtbot, monkeypatch, noisy_paths):
     """A real in-process run in which the meter's verdict says `noisy` for the given paths."""
     from explorer.core.jobs import run as runner
-    from explorer.gui import measure
+    from explorer.gui.jobs import measure
 
     monkeypatch.setattr(measure, "IN_CHILD", False)
     current = {"path": None}
@@ -74,7 +74,7 @@ def test_sweep_charts_mark_noisy_points_and_uncertain_ratios(qtbot):
     """The noisy point gets a cross on the sweep chart, its speedup a cross and an uncertain hover text."""
     from explorer.core.problem.sweep_plan import SweepPoint
     from explorer.core.report.sweep_data import SweepData
-    from explorer.gui.line_charts import LineChart, SpeedupChart
+    from explorer.gui.charts.line_charts import LineChart, SpeedupChart
 
     data = SweepData()
     data.configure([SweepPoint(i, {"g": g}) for i, g in enumerate((1, 2))], "line", paths=("dense", "mkldnn"))
@@ -112,7 +112,7 @@ def test_allocator_field_runs_the_chosen_setting(make_window, qtbot):
 
 def test_an_allocator_that_is_not_installed_cannot_be_chosen(qtbot, monkeypatch):
     from explorer.core.measure import allocator
-    from explorer.gui.param_panel import ParamPanel
+    from explorer.gui.run.param_panel import ParamPanel
 
     monkeypatch.setattr(allocator, "find_library", lambda name: None)
     panel = ParamPanel()

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError
 from explorer.core.report.sweep_data import result_row
-from explorer.gui.colors import qcolor
+from explorer.gui.common.colors import qcolor
 
 CURRENT = "current results"
 
@@ -54,7 +54,7 @@ def _num(v, fmt="{:.4g}") -> str:
 
 
 def _may_draw() -> bool:
-    from explorer.gui.measure import may_draw
+    from explorer.gui.jobs.measure import may_draw
 
     return may_draw()
 
@@ -112,7 +112,7 @@ class ComparisonModel(QAbstractTableModel):
         if not index.isValid():
             return None
         kind, a, b, ratio, verdict = self._rows[index.row()]
-        from explorer.gui.colors import theme
+        from explorer.gui.common.colors import theme
 
         t = theme(self.theme)
         any_row = a or b or {}
@@ -191,7 +191,7 @@ class BaselineView(QWidget):
         for c in (self.a_combo, self.b_combo):
             c.setMinimumContentsLength(18)
             c.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        from explorer.gui.widgets import FlowLayout
+        from explorer.gui.common.widgets import FlowLayout
 
         self.head = QWidget()  # wraps onto a second line in a narrow window
         head = FlowLayout(self.head, 6, 4)

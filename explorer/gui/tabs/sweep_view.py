@@ -50,14 +50,14 @@ from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.core.report.sweep_data import SweepData
-from explorer.gui.bar_chart import BarChart
-from explorer.gui.chart_axes import LOG_FIELDS
-from explorer.gui.colors import path_color, qcolor, theme
-from explorer.gui.export import export_plot
-from explorer.gui.heatmap_chart import HeatmapChart
-from explorer.gui.line_charts import LineChart, SpeedupChart
-from explorer.gui.sweep_worker import SweepController
-from explorer.gui.widgets import FlowLayout
+from explorer.gui.charts.bar_chart import BarChart
+from explorer.gui.charts.chart_axes import LOG_FIELDS
+from explorer.gui.charts.heatmap_chart import HeatmapChart
+from explorer.gui.charts.line_charts import LineChart, SpeedupChart
+from explorer.gui.common.colors import path_color, qcolor, theme
+from explorer.gui.common.export import export_plot
+from explorer.gui.common.widgets import FlowLayout
+from explorer.gui.jobs.sweep_worker import SweepController
 
 # The fields offered in the combos (the spec fields a user sweeps, then dtype and threads).
 FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "id", "kd", "sd", "pd", "dd",
@@ -99,7 +99,7 @@ class SweepView(QWidget):
         super().__init__(parent)
         self.setObjectName("sweepView")
         from explorer.core.jobs.options import RunOptions
-        from explorer.gui.session_bridge import SessionBridge
+        from explorer.gui.common.session_bridge import SessionBridge
 
         # The rows, points and setup of the last sweep live in the session model, once; this view draws them.
         self.bridge = bridge if bridge is not None else SessionBridge(parent=self)
@@ -717,7 +717,7 @@ class SweepView(QWidget):
         self.heatmap.baseline_path = self.baseline_combo.currentText()
 
     def _tick(self) -> None:
-        from explorer.gui.measure import may_draw
+        from explorer.gui.jobs.measure import may_draw
 
         if not may_draw():  # the measuring process is timing a burst: draw at its boundary instead
             return

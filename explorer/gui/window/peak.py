@@ -4,7 +4,7 @@ mixin of MainWindow."""
 
 from __future__ import annotations
 
-from explorer.gui.worker import CallWorker
+from explorer.gui.jobs.worker import CallWorker
 
 
 def default_threads() -> int:
@@ -68,7 +68,7 @@ class WindowPeak:
             return
         import threading
 
-        from explorer.gui import measure
+        from explorer.gui.jobs import measure
 
         threads = self.peak_threads()
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, SpecError
 from explorer.core.paths.base import ALL_PATHS, PATH_HELP, PATHS
 from explorer.core.problem.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
-from explorer.gui.colors import path_color
+from explorer.gui.common.colors import path_color
 
 # (row label, h-field, w-field or None, row tooltip)
 GRID = (

@@ -10,9 +10,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
 from explorer.core.report.sweep_data import SweepData
-from explorer.gui.chart_axes import METRICS, layer_ticks
-from explorer.gui.chart_base import ChartBase, hover_text
-from explorer.gui.colors import ordered, path_color, qcolor, theme
+from explorer.gui.charts.chart_axes import METRICS, layer_ticks
+from explorer.gui.charts.chart_base import ChartBase, hover_text
+from explorer.gui.common.colors import ordered, path_color, qcolor, theme
 
 __all__ = ["BarChart"]
 

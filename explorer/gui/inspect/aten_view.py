@@ -12,7 +12,7 @@ from PySide6 import QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
 from explorer.core.trace.aten import BOOKKEEPING
-from explorer.gui.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
+from explorer.gui.inspect.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
 
 __all__ = ["AtenView", "NO_ATEN_TEXT", "split_text"]
 

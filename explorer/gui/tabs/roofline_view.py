@@ -26,10 +26,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from explorer.gui.chart_axes import log_axes
-from explorer.gui.chart_base import HoverLabel, nearest
-from explorer.gui.colors import ordered, path_color, theme
-from explorer.gui.export import export_plot
+from explorer.gui.charts.chart_axes import log_axes
+from explorer.gui.charts.chart_base import HoverLabel, nearest
+from explorer.gui.common.colors import ordered, path_color, theme
+from explorer.gui.common.export import export_plot
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 
@@ -139,7 +139,7 @@ class RooflineView(QWidget):
         if self.is_measuring():
             return False
         from explorer.core.measure import machine
-        from explorer.gui.worker import CallWorker
+        from explorer.gui.jobs.worker import CallWorker
 
         self._peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
         self._peak_worker.succeeded.connect(self._on_peak)

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
-from explorer.gui.colors import ordered, path_color, theme
+from explorer.gui.common.colors import ordered, path_color, theme
 
 REDRAW_MS = 33
 
@@ -191,7 +191,7 @@ class TimingChart(QWidget):
 
     # ---- drawing -----------------------------------------------------------------------------------
     def _timed_redraw(self) -> None:
-        from explorer.gui.measure import may_draw
+        from explorer.gui.jobs.measure import may_draw
 
         if may_draw():  # never while the measuring process times a burst (drawn at its boundary instead)
             self.redraw()

@@ -13,8 +13,8 @@ from PySide6.QtGui import QBrush, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from explorer.core.paths.base import PATH_HELP, PATHS
-from explorer.gui.colors import ordered, path_color, qcolor, theme
-from explorer.gui.timing_chart import cache_static_items
+from explorer.gui.common.colors import ordered, path_color, qcolor, theme
+from explorer.gui.run.timing_chart import cache_static_items
 
 
 class _Stat:

@@ -1,6 +1,6 @@
 """Sweeps and batches off the GUI thread: points_job maps core.sweep's events to the SweepController's signals.
 
-It runs in worker.JobWorker like every job (see explorer.gui.worker): the core checks the cancel flag after
+It runs in worker.JobWorker like every job (see explorer.gui.jobs.worker): the core checks the cancel flag after
 every timed call, so Stop takes effect within one call. Nothing is signalled per sample: progress, live-path
 state and finished rows are coalesced and emitted at most every `emit_interval_s` (and at every point start
 and at the end). Every finished row goes to the CsvSink *in the worker thread before it is signalled*, so the
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
 
-from explorer.gui import measure
-from explorer.gui.worker import BOUNDARY, Job, JobController, JobWorker
-from explorer.gui.worker import live_threads as live_threads  # the one registry of job threads
+from explorer.gui.jobs import measure
+from explorer.gui.jobs.worker import BOUNDARY, Job, JobController, JobWorker
+from explorer.gui.jobs.worker import live_threads as live_threads  # the one registry of job threads
 
 
 @dataclass

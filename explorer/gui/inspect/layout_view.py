@@ -9,7 +9,7 @@
 
 Hovering a cell in either pane highlights the same element in the other and shows its offset formula.
 The pixel maps come from :mod:`explorer.core.layout.picture` (numpy, no Qt); the panes are
-:class:`explorer.gui.layout_pane.LayoutPane`; the facts text is :mod:`explorer.gui.layout_facts`. This module
+:class:`explorer.gui.inspect.layout_pane.LayoutPane`; the facts text is :mod:`explorer.gui.inspect.layout_facts`. This module
 ties them together: controls, captions, labels and outlines, hover and sizing.
 """
 
@@ -36,9 +36,9 @@ from explorer.core.layout.picture import (
     weight_grouped,
 )
 from explorer.core.layout.tags import Layout
-from explorer.gui.layout_facts import brief_html, facts_html
-from explorer.gui.layout_pane import LayoutPane
-from explorer.gui.widgets import ElidedLabel, FlowLayout
+from explorer.gui.common.widgets import ElidedLabel, FlowLayout
+from explorer.gui.inspect.layout_facts import brief_html, facts_html
+from explorer.gui.inspect.layout_pane import LayoutPane
 
 __all__ = ["LayoutView"]
 

@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
-from explorer.gui.chart_axes import layer_ticks, log_axes
-from explorer.gui.colors import path_color, theme
+from explorer.gui.charts.chart_axes import layer_ticks, log_axes
+from explorer.gui.common.colors import path_color, theme
 
 __all__ = ["ChartBase", "HoverLabel", "style_plot", "nearest", "hover_text"]
 

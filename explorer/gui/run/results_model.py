@@ -8,7 +8,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyMod
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from explorer.core.paths.base import PATH_HELP
-from explorer.gui.colors import qcolor
+from explorer.gui.common.colors import qcolor
 
 SORT_ROLE = Qt.UserRole + 1
 RESULT_ROLE = Qt.UserRole + 2
@@ -251,11 +251,11 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.DecorationRole and name == "path":
             return qcolor(r.path)
         if role == Qt.ForegroundRole and name == "% peak" and (self.pct_peak(r) or 0) > 100:
-            from explorer.gui.colors import theme
+            from explorer.gui.common.colors import theme
 
             return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.ForegroundRole and name in ("status", "median ms") and r.status != "ok":
-            from explorer.gui.colors import theme
+            from explorer.gui.common.colors import theme
 
             return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.ForegroundRole and name == "status" and noisy:

@@ -2,7 +2,7 @@
 see the layer table (sortable; each layer's best path, a bar of its share of the model's conv time) and the
 end-to-end modes (measured beside predicted), the one-line answer, and jump from a layer to the Run tab.
 
-The job is core.model.iter_model, run through explorer.gui.measure (the measuring child process) like the
+The job is core.model.iter_model, run through explorer.gui.jobs.measure (the measuring child process) like the
 Run and Sweep tabs: never in the window's process. worker.ModelController runs it in the job worker every
 tab shares (a QThread that only reads the pipe and forwards the events as queued signals).
 
@@ -39,9 +39,9 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError
 from explorer.core.model.drift import drift_label
-from explorer.gui.colors import path_color
-from explorer.gui.worker import ModelController
-from explorer.gui.worker import live_threads as live_threads  # the one registry of job threads
+from explorer.gui.common.colors import path_color
+from explorer.gui.jobs.worker import ModelController
+from explorer.gui.jobs.worker import live_threads as live_threads  # the one registry of job threads
 
 SHARE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
@@ -97,7 +97,7 @@ class ModelView(QWidget):
         self.setObjectName("modelView")
         from explorer.core.jobs.options import RunOptions
         from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS
-        from explorer.gui.session_bridge import SessionBridge
+        from explorer.gui.common.session_bridge import SessionBridge
 
         self.bridge = bridge if bridge is not None else SessionBridge(parent=self)
         self.session = self.bridge.session
@@ -332,7 +332,7 @@ class ModelView(QWidget):
 
     # ---- tables ---------------------------------------------------------------------------------------
     def _paths(self) -> list[str]:
-        from explorer.gui.colors import ordered
+        from explorer.gui.common.colors import ordered
 
         seen = {p for res in self.layer_results.values() for p in res}
         return ordered(seen)

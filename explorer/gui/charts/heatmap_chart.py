@@ -11,8 +11,8 @@ from PySide6.QtGui import QFont
 
 from explorer.core.paths.base import PATHS
 from explorer.core.report.sweep_data import Cell, SweepData
-from explorer.gui.chart_base import ChartBase
-from explorer.gui.colors import ordered, path_color, qcolor
+from explorer.gui.charts.chart_base import ChartBase
+from explorer.gui.common.colors import ordered, path_color, qcolor
 
 __all__ = ["HeatmapChart", "fmt_x"]
 

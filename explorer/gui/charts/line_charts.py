@@ -13,9 +13,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 
 from explorer.core.report.sweep_data import SweepData
-from explorer.gui.chart_axes import METRICS, layer_ticks, unrotate, x_ticks
-from explorer.gui.chart_base import ChartBase
-from explorer.gui.colors import ordered, path_color, qcolor, theme
+from explorer.gui.charts.chart_axes import METRICS, layer_ticks, unrotate, x_ticks
+from explorer.gui.charts.chart_base import ChartBase
+from explorer.gui.common.colors import ordered, path_color, qcolor, theme
 
 __all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO", "NOISY_PEN"]
 

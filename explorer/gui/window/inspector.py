@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from explorer.gui.results_model import RESULT_ROLE, selection_tsv
+from explorer.gui.run.results_model import RESULT_ROLE, selection_tsv
 
 
 class WindowInspector:
@@ -21,7 +21,7 @@ class WindowInspector:
         from PySide6.QtGui import QFont, QFontMetrics
 
         from explorer.core.paths.base import PATHS
-        from explorer.gui.results_model import REASON_COLUMN
+        from explorer.gui.run.results_model import REASON_COLUMN
 
         fm = QFontMetrics(self.table.font())
         bold = QFont(self.table.font())
@@ -48,7 +48,7 @@ class WindowInspector:
 
     def _update_spans(self, *_) -> None:
         """A row that did not run shows torch's reason across the number columns (rows move when sorted)."""
-        from explorer.gui.results_model import REASON_COLUMN
+        from explorer.gui.run.results_model import REASON_COLUMN
 
         self.table.clearSpans()
         n = self.proxy.columnCount() - REASON_COLUMN

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 
 from explorer.core.layout.tags import alias_of
 from explorer.core.trace.onednn import TraceSummary
-from explorer.gui.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
-from explorer.gui.widgets import ElidedLabel
+from explorer.gui.common.widgets import ElidedLabel
+from explorer.gui.inspect.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
 
 __all__ = ["TraceView", "TraceTableModel", "TimeBar", "REORDER_TIP", "NO_PRIMITIVES_TEXT"]
 
@@ -175,7 +175,7 @@ class TraceView(QtWidgets.QWidget):
 
         self.stack = QtWidgets.QStackedWidget()
         # oneDNN primitives (left) beside the ATen ops of one profiled call (right, aten_view.AtenView).
-        from explorer.gui.aten_view import AtenView
+        from explorer.gui.inspect.aten_view import AtenView
 
         self.aten_view = AtenView()
         self.splitter = QtWidgets.QSplitter(Qt.Horizontal)

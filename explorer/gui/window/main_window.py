@@ -4,9 +4,9 @@ QThread; this module only draws and routes signals.
 
 The state lives in one Qt-free session model (explorer.core.session.state.SessionState, `self.session`): the
 workers' events are applied to it, and the views follow it through one SessionBridge (`self.bridge`). The
-window's other parts are mixins in their own modules: window_menus (menus and actions), window_files
-(exports and dialogs), window_session (session files and the views' subscriptions), window_peak (the one
-peak) and window_inspector (the selected row's layouts and trace).
+window's other parts are mixins in their own modules: menus (menus and actions), files
+(exports and dialogs), session_sync (session files and the views' subscriptions), peak (the one
+peak) and inspector (the selected row's layouts and trace).
 """
 
 from __future__ import annotations
@@ -36,18 +36,18 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError
 from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samples
 from explorer.core.session.state import RunFinished, RunStarted, SessionState
-from explorer.gui import colors
-from explorer.gui.param_panel import ParamPanel
-from explorer.gui.results_model import ResultsModel, ResultsProxy
-from explorer.gui.session_bridge import SessionBridge
-from explorer.gui.summary_chart import SummaryChart
-from explorer.gui.timing_chart import TimingChart
-from explorer.gui.window_files import WindowFiles
-from explorer.gui.window_inspector import WindowInspector
-from explorer.gui.window_menus import WindowMenus
-from explorer.gui.window_peak import WindowPeak
-from explorer.gui.window_session import WindowSession
-from explorer.gui.worker import RunController
+from explorer.gui.common import colors
+from explorer.gui.common.session_bridge import SessionBridge
+from explorer.gui.jobs.worker import RunController
+from explorer.gui.run.param_panel import ParamPanel
+from explorer.gui.run.results_model import ResultsModel, ResultsProxy
+from explorer.gui.run.summary_chart import SummaryChart
+from explorer.gui.run.timing_chart import TimingChart
+from explorer.gui.window.files import WindowFiles
+from explorer.gui.window.inspector import WindowInspector
+from explorer.gui.window.menus import WindowMenus
+from explorer.gui.window.peak import WindowPeak
+from explorer.gui.window.session_sync import WindowSession
 
 SETTINGS_VERSION = 1
 
@@ -93,25 +93,25 @@ def _scrolled(w: QWidget) -> QScrollArea:
 
 
 def _make_layout_view():
-    from explorer.gui.layout_view import LayoutView  # a broken view fails the window, not silently its tab
+    from explorer.gui.inspect.layout_view import LayoutView  # a broken view fails the window, not silently its tab
 
     return LayoutView()
 
 
 def _make_sweep_view(bridge):
-    from explorer.gui.sweep_view import SweepView  # a broken view fails the window, not silently its tab
+    from explorer.gui.tabs.sweep_view import SweepView  # a broken view fails the window, not silently its tab
 
     return SweepView(bridge=bridge)
 
 
 def _make_trace_view():
-    from explorer.gui.trace_view import TraceView  # a broken view fails the window, not silently its tab
+    from explorer.gui.inspect.trace_view import TraceView  # a broken view fails the window, not silently its tab
 
     return TraceView()
 
 
 def _make_model_view(bridge):
-    from explorer.gui.model_view import ModelView  # a broken view fails the window, not silently its tab
+    from explorer.gui.tabs.model_view import ModelView  # a broken view fails the window, not silently its tab
 
     return ModelView(bridge=bridge)
 
@@ -131,7 +131,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.csv_path = csv_path
         self.theme = "light"
         self.last_error: str | None = None
-        # The one model of this window's state; the views follow it through the bridge (window_session).
+        # The one model of this window's state; the views follow it through the bridge (session_sync).
         self.session = SessionState()
         self.bridge = SessionBridge(self.session, self)
         self._sized = False
@@ -145,7 +145,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.controller.path_finished.connect(self._on_path_finished)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
-        self.peak_worker = None  # a CallWorker while the peak is measured (window_peak)
+        self.peak_worker = None  # a CallWorker while the peak is measured (peak.py)
 
         # ---- left: parameters ------------------------------------------------------------------------
         self.panel = ParamPanel()
@@ -271,8 +271,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.sweep_view.baseline_requested.connect(self._sweep_as_baseline)
         # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
         # ceilings, and against baseline CSVs from earlier runs or other CPUs.
-        from explorer.gui.baseline_view import BaselineView
-        from explorer.gui.roofline_view import RooflineView
+        from explorer.gui.tabs.baseline_view import BaselineView
+        from explorer.gui.tabs.roofline_view import RooflineView
 
         self.roofline_view = RooflineView()
         self.baseline_view = BaselineView()
@@ -288,7 +288,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
         self.model_view = _make_model_view(self.bridge)
-        if self.model_view is not None:  # the whole-model planner (explorer.gui.model_view)
+        if self.model_view is not None:  # the whole-model planner (explorer.gui.tabs.model_view)
             # In a scroll area, as the sweep view: its controls must not widen the window past 1280x800.
             self.model_tab = _scrolled(self.model_view)
             self.tabs.addTab(self.model_tab, "Model")
@@ -496,7 +496,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.run_finished.emit(cancelled)
 
     def _timed_status(self) -> None:
-        from explorer.gui.measure import may_draw
+        from explorer.gui.jobs.measure import may_draw
 
         if may_draw():  # never while the measuring process times a burst
             self._tick_status()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from explorer.gui.export import export_plot
+from explorer.gui.common.export import export_plot
 
 
 class WindowFiles:

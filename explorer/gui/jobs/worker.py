@@ -4,9 +4,9 @@ The pattern of superqt's thread_worker: a job is a generator function `job(worke
 QThread and yields often. What it yields is either `(signal_name, args)`, which the worker forwards as one
 queued signal and the controller emits as its own signal of that name (no per-kind forwarding code), or
 `BOUNDARY`: a burst boundary, where the measuring child waits until the window has drawn what arrived (see
-explorer.gui.measure.paced_boundary), so drawing never lands inside a timed burst.
+explorer.gui.jobs.measure.paced_boundary), so drawing never lands inside a timed burst.
 
-The kinds of job differ only in the core generator they read (explorer.gui.measure.events routes run,
+The kinds of job differ only in the core generator they read (explorer.gui.jobs.measure.events routes run,
 points, model and peak to the measuring child process) and in how its events map to signals:
 run_job and model_job here, points_job in sweep_worker, call_job for one-off calls.
 
@@ -36,7 +36,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QThread, Signal, Slot
 
 from explorer.core.errors import ExplorerError
-from explorer.gui import measure
+from explorer.gui.jobs import measure
 
 STOP_GRACE_MS = 1200  # how long a close waits for the measuring process to stop by itself
 BOUNDARY = object()  # yielded by a job at a burst boundary: the window draws while the child waits

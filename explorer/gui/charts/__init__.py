@@ -1,0 +1,1 @@
+"""The sweep charts (line, speedup, bar, heatmap) and what they share: axes, hover, styling."""

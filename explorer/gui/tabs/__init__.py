@@ -1,0 +1,1 @@
+"""The Sweep, Roofline, Compare and Model tabs."""
