@@ -87,7 +87,7 @@ def test_measuring_the_peak_updates_table_roofline_and_summary_from_one_object(m
 
 def test_a_saved_model_report_reopens_with_the_model_tab_filled(make_window, tmp_path):
     from explorer.core.session.state import ModelDone
-    from tests.core.test_session_state import _report
+    from tests.core.session.test_session_state import _report
 
     win = make_window()
     win.session.apply(ModelDone(_report()))

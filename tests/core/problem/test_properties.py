@@ -128,7 +128,7 @@ def nd_specs(draw):
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nd_specs())
 def test_every_valid_nd_spec_round_trips_and_counts_as_benchdnn(s):
-    from tests.core.test_spec import _benchdnn_count_ops
+    from tests.core.problem.test_spec import _benchdnn_count_ops
 
     try:
         s.validate()

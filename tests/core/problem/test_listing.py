@@ -12,7 +12,7 @@ import pytest
 
 from explorer.core.problem.batch import load_batch, shipped_batches, shipped_dir
 from explorer.core.problem.listing import list_batch, spec_facts, summary
-from tests.core.test_spec import _benchdnn_count_ops
+from tests.core.problem.test_spec import _benchdnn_count_ops
 
 ONEDNN = [n for n in shipped_batches() if n != "quick"]
 
