@@ -1,19 +1,23 @@
 """Roofline chart: every ok result at its arithmetic intensity (core.roofline), under the machine's ceilings.
 
 Log-log axes; fp32 (and bf16) roofs drawn as a bandwidth slope meeting a flat peak; the byte-count and AI
-definitions are printed under the chart (and exported with it). The peak comes from machine.peak's cache;
-"Measure peak" re-measures it (about 3 s) in a QThread, never on the GUI thread. Without a cached peak the
-points are still drawn and the chart says how to get the ceilings.
+definitions are printed under the chart (and exported with it). The view keeps no copy of the rows or the peak:
+it draws the session model's rows (session.all_results()) against the session's one Peaks object at
+peak_threads(), read at redraw time, and follows the bridge's results, sweep and peaks signals (redrawn when
+visible, else on show). "Measure peak" only asks (measure_requested): the window measures, in the measuring
+process, and the session's new peak redraws the view. Without a peak the points are still drawn and the chart
+says how to get the ceilings.
 
 API:
-    RooflineView(parent=None)
-    set_results(results)      Result objects or read_csv row dicts (non-ok rows are ignored)
-    set_peak(peak | None)     a machine.Peak (e.g. the main window's); reload_peak() re-reads the cache
-    measure_peak() -> bool    start machine.peak(remeasure=True) in a thread; signal peak_measured(Peak)
-    is_measuring(), shutdown(timeout_ms=10000) -> bool
-    export(path) -> bool      PNG or SVG by suffix (chart and definitions)
+    RooflineView(bridge=None, peak_threads=None, parent=None)
+        bridge          the window's SessionBridge (alone the view makes its own, over a new SessionState)
+        peak_threads    callable -> thread count whose peak the roofs are (None: session.peak_threads());
+                        when it gives None, torch's default thread count
+    session, peak       the SessionState drawn; the session's machine.Peak at peak_threads() (read-only)
+    set_measuring(on)   the button while the window measures
+    redraw(), export(path) -> bool   PNG or SVG by suffix (chart and definitions)
     point_count() -> int, hover_text_at(ai, gflops) -> str
-    signals: peak_measured(object), status(str)
+    signals: measure_requested(), status(str)
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import log_axes
@@ -32,6 +36,21 @@ from explorer.gui.common.colors import ordered, path_color, theme
 from explorer.gui.common.export import export_plot
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
+REDRAW_MS = 50  # session changes while the tab is in view are drawn at most this often
+_UNDRAWN = object()
+
+
+def _default_threads() -> int:
+    """torch's default thread count: what the measuring process uses when no thread count is chosen."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _may_draw() -> bool:
+    from explorer.gui.jobs.measure import may_draw
+
+    return may_draw()
 
 
 class _NoPeak:
@@ -43,17 +62,26 @@ class _NoPeak:
 
 
 class RooflineView(QWidget):
-    peak_measured = Signal(object)  # machine.Peak
+    measure_requested = Signal()  # "Measure peak": the window measures (in the measuring process)
     status = Signal(str)
 
-    def __init__(self, parent=None, load_cached_peak: bool = True):
+    def __init__(self, bridge=None, peak_threads=None, parent=None):
         super().__init__(parent)
         self.setObjectName("rooflineView")
-        self.peak = None
-        self._results: list = []
+        from explorer.gui.common.session_bridge import SessionBridge
+
+        # The rows and the peak live in the session model, once; this view reads them when it draws.
+        self.bridge = bridge if bridge is not None else SessionBridge(parent=self)
+        self.session = self.bridge.session
+        self._peak_threads = peak_threads if peak_threads is not None else self.session.peak_threads
         self.roof = None
-        self._peak_worker = None
         self._theme = "light"
+        self._dirty = True
+        self._drawn_peak = _UNDRAWN  # the peak the chart was last drawn against
+        self._redraw_timer = QTimer(self)
+        self._redraw_timer.setSingleShot(True)
+        self._redraw_timer.setInterval(REDRAW_MS)
+        self._redraw_timer.timeout.connect(self._redraw_if_dirty)
 
         self.measure_button = QPushButton("Measure peak")
         self.measure_button.setToolTip("Measure this CPU's matmul peak and copy bandwidth (about 3 s, in the "
@@ -104,73 +132,46 @@ class RooflineView(QWidget):
         lay.setSpacing(4)
         lay.addLayout(head)
         lay.addWidget(self.layout_widget, 1)
-        self.measure_button.clicked.connect(self.measure_peak)
+        self.measure_button.clicked.connect(lambda *_: self.measure_requested.emit())
         self.export_button.clicked.connect(self._export_dialog)
+        for sig in (self.bridge.results_changed, self.bridge.sweep_changed, self.bridge.peaks_changed):
+            sig.connect(self._on_session)
         self.set_theme("light")
-        if load_cached_peak:
-            self.reload_peak()
-        else:
+
+    # ---- the session ------------------------------------------------------------------------------------
+    @property
+    def peak(self):
+        """The session's machine.Peak at peak_threads() (None when none is cached or measured)."""
+        return self.session.peaks.at(self._peak_threads() or _default_threads())
+
+    def _on_session(self, _change=None) -> None:
+        """Rows or peaks changed: drawn soon when the tab is in view, else when it is shown."""
+        self._dirty = True
+        if self.isVisible() and not self._redraw_timer.isActive():
+            self._redraw_timer.start()
+
+    def _redraw_if_dirty(self) -> None:
+        if not self._dirty or not self.isVisible():
+            return
+        if not _may_draw():  # never while the measuring process times a burst
+            self._redraw_timer.start()
+            return
+        self.redraw()
+
+    def showEvent(self, ev) -> None:
+        super().showEvent(ev)
+        # The peak also follows the panel's thread count, which is not a session change: compare on show.
+        if self._dirty or self.peak is not self._drawn_peak:
             self.redraw()
 
-    # ---- inputs ---------------------------------------------------------------------------------------
-    def set_results(self, results) -> None:
-        self._results = list(results or [])
-        self.redraw()
-
-    def set_peak(self, peak) -> None:
-        self.peak = peak
-        self.redraw()
-
-    def reload_peak(self) -> None:
-        """The cached peak for this CPU and thread count (never measures)."""
-        from explorer.core.measure import machine
-
-        try:
-            p = machine.peak(allow_measure=False)
-        except Exception:  # noqa: BLE001 - a broken cache only hides the ceilings
-            p = None
-        self.set_peak(p)
-
-    # ---- peak measurement (off the GUI thread) -------------------------------------------------------------
-    def is_measuring(self) -> bool:
-        return self._peak_worker is not None and self._peak_worker.running
-
-    def measure_peak(self) -> bool:
-        if self.is_measuring():
-            return False
-        from explorer.core.measure import machine
-        from explorer.gui.jobs.worker import CallWorker
-
-        self._peak_worker = CallWorker(lambda: machine.peak(remeasure=True), self)
-        self._peak_worker.succeeded.connect(self._on_peak)
-        self._peak_worker.failed.connect(self._on_peak_failed)
-        self._peak_worker.finished.connect(self._on_peak_done)
-        self.measure_button.setEnabled(False)
-        self.measure_button.setText("Measuring…")
-        self.peak_label.setText("Measuring the peak (about 3 s, in the background)…")
-        self.status.emit("Measuring the machine's peak (about 3 s)…")
-        self._peak_worker.start()
-        return True
-
-    def _on_peak(self, p) -> None:
-        if p:
-            self.set_peak(p)
-            self.status.emit(f"Peak: fp32 {p.fp32_gflops:.0f} GFLOP/s, bandwidth {p.bandwidth_gbs:.0f} GB/s.")
-            self.peak_measured.emit(p)
-
-    def _on_peak_failed(self, msg: str) -> None:
-        self.peak_label.setText(f"Peak measurement failed: {msg}")
-        self.status.emit(f"Peak measurement failed: {msg}")
-
-    def _on_peak_done(self) -> None:
-        self.measure_button.setEnabled(True)
-        self.measure_button.setText("Measure peak")
-
-    def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Wait for a peak measurement in flight (it cannot be cancelled; it takes about 3 s)."""
-        if self._peak_worker is None:
-            return True
-        return self._peak_worker.wait(timeout_ms)
+    def set_measuring(self, on: bool) -> None:
+        """The button while the window measures the peak."""
+        self.measure_button.setEnabled(not on)
+        self.measure_button.setText("Measuring…" if on else "Measure peak")
+        if on:
+            self.peak_label.setText("Measuring the peak (about 3 s, in the measuring process)…")
+        else:
+            self._on_session()
 
     # ---- drawing ----------------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -187,10 +188,11 @@ class RooflineView(QWidget):
             self.plot.removeItem(it)
         self._items = []
         self.legend.clear()
-        peak = self.peak
+        self._dirty = False
+        peak = self._drawn_peak = self.peak
         try:
             mode = self.bytes_combo.currentData() if hasattr(self, "bytes_combo") else "path"
-            self.roof = roofline(self._results, peak or _NoPeak(), bytes_mode=mode)
+            self.roof = roofline(self.session.all_results(), peak or _NoPeak(), bytes_mode=mode)
         except Exception as e:  # noqa: BLE001 - a bad row must not break the tab
             self.roof = None
             self._set_note(f"Cannot compute the roofline: {e}")
@@ -281,7 +283,7 @@ class RooflineView(QWidget):
             if p.efficiency > 1.0:
                 lines.append("⚠ above the roof: the peak is too low (measured while the machine was busy, or at "
                              "other threads); measure it again")
-            pt = getattr(self.peak, "threads", None)
+            pt = getattr(self._drawn_peak, "threads", None)
             if pt and p.threads and p.threads != pt:
                 lines.append(f"measured at {p.threads} threads; this roof is the {pt}-thread peak")
         return "\n".join(lines)

@@ -141,6 +141,6 @@ class WindowFiles:
         elif not self._confirm_overwrite(path):
             return False
         if which == "roofline":
-            self.roofline_view.set_results(self.all_results())
+            self.roofline_view.redraw()  # the session's rows now, even when the tab was never shown
             return self.roofline_view.export(path)
         return self.sweep_view is not None and self.sweep_view.export_chart(path)

@@ -274,7 +274,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         from explorer.gui.tabs.baseline_view import BaselineView
         from explorer.gui.tabs.roofline_view import RooflineView
 
-        self.roofline_view = RooflineView()
+        # The Roofline draws the session's rows against its peak at the window's thread count (no copies).
+        self.roofline_view = RooflineView(self.bridge, peak_threads=self.peak_threads)
         self.baseline_view = BaselineView()
         self.baseline_view.current_source = self.all_results
         if self.sweep_view is not None:
@@ -282,9 +283,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.sweep_view.finished.connect(lambda *_: self._refresh_overviews())
         for view in (self.roofline_view, self.baseline_view):
             view.status.connect(lambda text: self.status_label.setText(text))
-        # The Roofline's "Measure peak" is the window's: measured in the measuring process, shared by all views.
-        self.roofline_view.measure_button.clicked.disconnect()
-        self.roofline_view.measure_button.clicked.connect(self.measure_peak)
+        # The Roofline's "Measure peak" asks the window: measured in the measuring process, shared by all views.
+        self.roofline_view.measure_requested.connect(self.measure_peak)
         self.tabs.addTab(self.roofline_view, "Roofline")
         self.tabs.addTab(self.baseline_view, "Compare")
         self.model_view = _make_model_view(self.bridge)
@@ -383,11 +383,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         return self.session.all_results()
 
     def _refresh_overviews(self) -> None:
-        """Feed the Roofline and Compare tabs when they are in view (they redraw from all results)."""
-        current = self.tabs.currentWidget()
-        if current is self.roofline_view:
-            self.roofline_view.set_results(self.all_results())
-        elif current is self.baseline_view:
+        """The Compare tab re-compares all results when it is in view (the Roofline follows the session itself)."""
+        if self.tabs.currentWidget() is self.baseline_view:
             self.baseline_view._mark_dirty()
 
     def open_layer(self, spec) -> None:
@@ -633,7 +630,6 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.model_view.shutdown()
         if self.peak_worker is not None:
             self.peak_worker.wait()
-        self.roofline_view.shutdown(2000)  # its own "Measure peak" worker, if one is running
         self.baseline_view.timer.stop()
 
     def closeEvent(self, event) -> None:

@@ -61,7 +61,7 @@ class WindowPeak:
             bf = f", bf16 {p.bf16_gflops:.0f}" if p.bf16_gflops else ""
             self.peak_action.setToolTip(f"Measured peak at {p.threads} threads: fp32 {p.fp32_gflops:.0f}{bf} "
                                         f"GFLOP/s ({p.measured_at}).")
-        self.roofline_view.set_peak(p)
+        # The Roofline reads the same Peaks (at self.peak_threads()) and follows the session's peaks itself.
 
     def measure_peak(self) -> None:
         if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
@@ -88,15 +88,13 @@ class WindowPeak:
         self.run_action.setEnabled(False)
         self.panel.run_button.setEnabled(False)
         self.peak_action.setEnabled(False)
-        self.roofline_view.measure_button.setEnabled(False)
-        self.roofline_view.measure_button.setText("Measuring…")
+        self.roofline_view.set_measuring(True)
         where = f"{threads} threads" if threads else "the default threads"
         self.status_label.setText(f"Measuring the machine's peak at {where} in the measuring process (about 3 s)…")
         self.peak_worker.start()
 
     def _peak_done(self) -> None:
-        self.roofline_view.measure_button.setEnabled(True)
-        self.roofline_view.measure_button.setText("Measure peak")
+        self.roofline_view.set_measuring(False)
 
     def _on_peak(self, p) -> None:
         from explorer.core.session.state import PeakMeasured
