@@ -74,6 +74,7 @@ def cmd_model(args) -> int:
     from explorer.core.model.report import ModeFinished, ModelFinished, ModelOptions, ModelStarted, ModeStarted
     from explorer.core.problem.spec import parse_dtype
     from explorer.core.report.results import check_writable
+    from explorer.core.session.state import ModelDone, SessionState
 
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
     shape = parse_input(args.input)
@@ -83,7 +84,7 @@ def cmd_model(args) -> int:
     sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
     quiet = args.json
     inv = None
-    report = None
+    session = SessionState()  # the window's session model: the report is kept there, and printed from it
     layer_of: dict[int, object] = {}
     current = {"i": -1}
 
@@ -118,9 +119,10 @@ def cmd_model(args) -> int:
             elif isinstance(ev, ModeFinished):
                 pass
             elif isinstance(ev, ModelFinished):
-                report = ev.report
-                sink.replace(report_rows(report))
+                session.apply(ModelDone(ev.report))
+                sink.replace(report_rows(ev.report))
     finally:
+        report = session.model_report
         if report is not None and not quiet:
             print(format_layers(report))
             print()
