@@ -7,9 +7,11 @@
 
 Aspects (ASPECTS) and the change each passes: spec, options, results (the Run rows: ("reset", rows) or
 ("added", Result)), sweep (the last sweep's setup, points and rows, in one
-SweepData), model (the last ModelReport), peaks (ONE Peaks object: machine.Peak by threads), baseline (the
+SweepData), model (the whole-model plan, live and final, in one ModelState), peaks (ONE Peaks object: machine.Peak by threads), baseline (the
 summary's baseline path), job (the running job and its progress). The sweep passes ("begun" | "restored",
-SweepState) or ("added", [(point index, row)]); the job ("started" | "path_started" | "samples" | "retry" |
+SweepState) or ("added", [(point index, row)]); the model ("inventory", Inventory) when a plan
+starts, ("layer", (layer index, Result)) per finished path of a layer, ("mode", ModeResult) per finished mode,
+("report", ModelReport | None) for the final report (a run's or a restored session's; None clears); the job ("started" | "path_started" | "samples" | "retry" |
 "progress" | "finished", ...). `results` is one list object for the whole session (changed in place). Callbacks run synchronously in the thread
 that called apply (the GUI's session_bridge turns them into Qt signals); a failing callback never stops the
 others, nor the change.
@@ -32,6 +34,7 @@ from explorer.core.jobs.events import (
     SweepProgress,
     SweepStarted,
 )
+from explorer.core.model.report import ModeFinished, ModelFinished, ModelStarted
 from explorer.core.report.results import Result
 from explorer.core.report.sweep_data import SweepData
 
@@ -74,6 +77,14 @@ class ModelDone:
     """A whole-model plan's report (core.model.report.ModelReport)."""
 
     report: object
+
+
+@dataclass
+class ModelLayerDone:
+    """One path of one layer of a whole-model plan measured: a row of the per-layer table filled."""
+
+    index: int  # the layer's index in the plan's Inventory.layers
+    result: object  # core.report.results.Result
 
 
 @dataclass
@@ -227,6 +238,39 @@ class SweepState:
         return {"setup": dict(self.setup), "points": list(self.points), "items": list(self.items)}
 
 
+class ModelState:
+    """The whole-model plan: its inventory, each layer's results by path, the modes, and the final report. While
+    a plan runs the first three fill as its events arrive; once the report is in (or a session is reopened)
+    they are the report's (so the layer indices are those of report.inventory.layers)."""
+
+    def __init__(self):
+        self.inventory = None  # core.model.inventory.Inventory
+        self.layer_results: dict[int, dict] = {}  # layer index -> {path: Result}
+        self.modes: list = []  # ModeResult, in arrival order
+        self.report = None  # core.model.report.ModelReport, once the plan ended
+
+    def begin(self, inventory) -> None:
+        self.inventory, self.layer_results, self.modes, self.report = inventory, {}, [], None
+
+    def add_layer(self, index: int, result) -> None:
+        self.layer_results.setdefault(index, {})[result.path] = result
+
+    def add_mode(self, res) -> None:
+        self.modes.append(res)
+
+    def set_report(self, report) -> None:
+        """The final report (None: no plan at all); the live parts become the report's."""
+        self.report = report
+        if report is None:
+            self.inventory, self.layer_results, self.modes = None, {}, []
+            return
+        inv = report.inventory
+        index = {id(lay): i for i, lay in enumerate(inv.layers)}
+        self.inventory = inv
+        self.layer_results = {index[id(s.layer)]: dict(s.results) for s in report.layers if id(s.layer) in index}
+        self.modes = list(report.modes)
+
+
 # ---- the model ---------------------------------------------------------------------------------------------------
 class SessionState:
     """One session's state; see the module docstring."""
@@ -238,7 +282,7 @@ class SessionState:
         self.run_spec = None  # the spec the Run rows were measured with
         self.run_options: dict | None = None  # the options they were measured with
         self.sweep = SweepState()
-        self.model_report = None
+        self.model = ModelState()
         self.peaks = Peaks()
         self.baseline: str = ""
         self.job: Job | None = None
@@ -294,9 +338,14 @@ class SessionState:
         self.peaks.by_threads[int(peak.threads)] = peak
         self.notify("peaks", peak)
 
+    @property
+    def model_report(self):
+        """The last whole-model plan's final ModelReport (None while one runs, or before any)."""
+        return self.model.report
+
     def set_model_report(self, report) -> None:
-        self.model_report = report
-        self.notify("model", report)
+        self.model.set_report(report)
+        self.notify("model", ("report", report))
 
     def set_sweep(self, state: dict | None) -> None:
         """A saved sweep ({setup, points, items}) as the last sweep (the charts re-draw from it)."""
@@ -390,7 +439,16 @@ class SessionState:
                 if runs:
                     self.path_times.note(took / runs, job.budget)
                 self.end(ev.cancelled)
-        elif isinstance(ev, ModelDone):
+        elif isinstance(ev, ModelStarted):
+            self.model.begin(ev.inventory)
+            self.notify("model", ("inventory", ev.inventory))
+        elif isinstance(ev, ModelLayerDone):
+            self.model.add_layer(ev.index, ev.result)
+            self.notify("model", ("layer", (ev.index, ev.result)))
+        elif isinstance(ev, ModeFinished):
+            self.model.add_mode(ev.result)
+            self.notify("model", ("mode", ev.result))
+        elif isinstance(ev, (ModelDone, ModelFinished)):
             self.set_model_report(ev.report)
         elif isinstance(ev, PeakMeasured):
             self.set_peak(ev.peak)

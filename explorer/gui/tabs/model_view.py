@@ -12,6 +12,9 @@ API (for the main window):
     run() -> bool, stop(), is_running(), shutdown(timeout_ms) -> bool
     report                      the last ModelReport (None before a run ends): the session model's
                                 (ModelView(bridge=...) shares the window's session; saved and reopened with it)
+    inv, layer_results, modes   the plan so far, read from the session's ModelState (the view keeps no copy):
+                                the controller's signals are applied to the session, and the tables are drawn
+                                when the bridge's model_changed says what changed
     export_csv(path) -> bool    the model CSV (layer, layer_path and mode rows), the CLI's schema
     signals: started(), finished(bool cancelled), open_spec(ConvSpec), status(str)
 """
@@ -105,16 +108,13 @@ class ModelView(QWidget):
         self.opts = RunOptions(budget_ms=300.0)
         self.mode_budget_ms = DEFAULT_MODE_BUDGET_MS
         self.options_source = None  # the main window's panel: paths, threads and budget of the Run tab
-        self.inv = None
-        self.layer_results: dict[int, dict] = {}
-        self.modes: list = []
         self.last_error = ""
         self.controller = ModelController(self)
         self.controller.inventory.connect(self._on_inventory)
         self.controller.layer_done.connect(self._on_layer)
         self.controller.mode_done.connect(self._on_mode)
         self.controller.report.connect(self._on_report)
-        self.bridge.model_changed.connect(self._show_report)
+        self.bridge.model_changed.connect(self._on_model_changed)
         self.controller.progress.connect(self._on_progress)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
@@ -247,8 +247,8 @@ class ModelView(QWidget):
         except ExplorerError as e:
             self._show_error(str(e))
             return False
-        self.inv, self.layer_results, self.modes, self.last_error = None, {}, [], ""
-        self.session.set_model_report(None)
+        self.last_error = ""
+        self.session.set_model_report(None)  # the session's last plan, live parts and report, is cleared
         self.layers.setRowCount(0)
         self.modes_table.setRowCount(0)
         self.message.setText("")
@@ -277,41 +277,68 @@ class ModelView(QWidget):
         self.message.setText(f'<span style="color:#b3261e">{msg}</span>')
         self.status.emit(msg)
 
-    # ---- events -------------------------------------------------------------------------------------
-    def _on_inventory(self, inv) -> None:
-        self.inv = inv
-        self.answer.setText(inv.summary())
-        self._fill_layers()
-
-    def _on_layer(self, index: int, result) -> None:
-        self.layer_results.setdefault(index, {})[result.path] = result
-        self._fill_layers()
-
-    def _on_mode(self, res) -> None:
-        self.modes.append(res)
-        self._fill_modes(self.modes)
-
+    # ---- the session's plan (read-only: the session's ModelState holds it) -----------------------------
     @property
     def report(self):
         """The session's last ModelReport (None before a run ends)."""
         return self.session.model_report
 
+    @property
+    def inv(self):
+        """The plan's Inventory (the session's)."""
+        return self.session.model.inventory
+
+    @property
+    def layer_results(self) -> dict:
+        """{layer index: {path: Result}} so far (the session's)."""
+        return self.session.model.layer_results
+
+    @property
+    def modes(self) -> list:
+        """The ModeResults so far (the session's)."""
+        return self.session.model.modes
+
+    # ---- events: the controller's signals only change the session ---------------------------------------
+    def _on_inventory(self, inv) -> None:
+        from explorer.core.model.report import ModelStarted
+
+        self.session.apply(ModelStarted(inv))
+
+    def _on_layer(self, index: int, result) -> None:
+        from explorer.core.session.state import ModelLayerDone
+
+        self.session.apply(ModelLayerDone(index, result))
+
+    def _on_mode(self, res) -> None:
+        from explorer.core.model.report import ModeFinished
+
+        self.session.apply(ModeFinished(res))
+
     def _on_report(self, report) -> None:
         from explorer.core.session.state import ModelDone
 
-        self.session.apply(ModelDone(report))  # the view draws it when the session says so (_show_report)
+        self.session.apply(ModelDone(report))
+
+    def _on_model_changed(self, change) -> None:
+        """The session's plan changed: draw what the change says from the session's ModelState."""
+        kind = change[0] if isinstance(change, tuple) and change else "report"
+        if kind == "inventory":
+            if self.inv is not None:
+                self.answer.setText(self.inv.summary())
+            self._fill_layers()
+        elif kind == "layer":
+            self._fill_layers()
+        elif kind == "mode":
+            self._fill_modes(self.modes)
+        elif kind == "report":
+            self._show_report(self.report)
 
     def _show_report(self, report) -> None:
         """The session's report (a run's, or a reopened session's): both tables, the answer, the export."""
         if report is None:
             return
-        inv = report.inventory
-        self.inv = inv
-        index = {id(lay): i for i, lay in enumerate(inv.layers)}
-        self.layer_results = {index[id(s.layer)]: dict(s.results) for s in report.layers if id(s.layer) in index}
-        self.modes = list(report.modes)
         self._fill_layers()
-        self._fill_modes(report.modes)
+        self._fill_modes(self.modes)
         self.answer.setText(report.answer())
         self.export_button.setEnabled(True)
 

@@ -129,3 +129,24 @@ def test_a_real_model_report_round_trips_with_the_same_answer_and_csv(tmp_path):
     back = model_from_dict(json.loads(json.dumps(model_to_dict(report), allow_nan=False)), "t")
     assert back.answer() == report.answer()
     assert model_csv.report_rows(back) == model_csv.report_rows(report)
+
+
+def test_a_model_plan_lives_in_the_session_while_it_runs():
+    from explorer.core.model.report import ModeFinished, ModelFinished, ModelStarted
+    from explorer.core.session.state import ModelLayerDone
+
+    s = SessionState()
+    seen = []
+    s.subscribe("model", lambda a, c: seen.append(c))
+    rep = _report()
+    s.apply(ModelStarted(rep.inventory))
+    s.apply(ModelLayerDone(0, _row("dense", 1.0)))
+    assert s.model.inventory is rep.inventory and list(s.model.layer_results[0]) == ["dense"]
+    assert s.model_report is None
+    s.apply(ModeFinished(rep.modes[0]))
+    s.apply(ModelFinished(rep))
+    assert s.model_report is rep and s.model.modes == rep.modes
+    assert set(s.model.layer_results[0]) == {"dense", "mkldnn"}  # from the report, as a reopened session's
+    assert [c[0] for c in seen] == ["inventory", "layer", "mode", "report"] and seen[-1][1] is rep
+    s.set_model_report(None)
+    assert s.model.inventory is None and s.model.layer_results == {} and seen[-1] == ("report", None)

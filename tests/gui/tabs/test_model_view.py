@@ -131,3 +131,42 @@ def test_the_model_tab_fits_a_1024_px_window(make_window):
     ~1,100 px wide, with its Export and Open buttons scrolled out of sight."""
     win = make_window(size=(1024, 700))
     assert win.model_view.minimumSizeHint().width() <= 620
+
+
+def test_the_plan_fills_live_from_the_session_which_holds_the_partial_state(qtbot):
+    """The controller's signals only change the session's ModelState; the tables are drawn from it."""
+    from explorer.core.model.inventory import Inventory, Layer
+    from explorer.core.model.report import LayerSummary, ModelReport, ModeResult
+    from explorer.core.session.state import ModelState
+    from explorer.gui.tabs.model_view import ModelView
+    from tests.core.session.test_session_state import SPEC, _row
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    seen = []
+    v.session.subscribe("model", lambda _a, change: seen.append(change[0]))
+    lays = [Layer(SPEC.replace(name=n), [n], "Conv2d", (1, 8, 8, 8), SPEC.descriptor()) for n in ("a", "b")]
+    inv = Inventory("two", (1, 8, 8, 8), "f32", [], lays)
+    v.controller.inventory.emit(inv)
+    assert v.session.model.inventory is inv and v.layers.rowCount() == 2 and v.report is None
+    assert v.layers.item(0, 3).text() == ""  # no best path yet
+    v.controller.layer_done.emit(0, _row("dense", 2.0))
+    v.controller.layer_done.emit(0, _row("mkldnn", 1.0))
+    assert set(v.session.model.layer_results[0]) == {"dense", "mkldnn"} and 1 not in v.session.model.layer_results
+    head = [v.layers.horizontalHeaderItem(c).text() for c in range(v.layers.columnCount())]
+    assert "dense ms" in head and "mkldnn ms" in head
+    assert v.layers.item(0, head.index("best path")).text() == "mkldnn"
+    assert v.layers.item(1, head.index("best path")).text() == ""
+    v.controller.mode_done.emit(ModeResult("nchw", measured_ms=3.0))
+    assert len(v.session.model.modes) == 1 and v.modes_table.rowCount() == 1
+    assert not v.export_button.isEnabled()
+    # the view owns none of it: its names read the session
+    assert not any(k in vars(v) for k in ("inv", "layer_results", "modes"))
+    assert v.layer_results is v.session.model.layer_results and v.modes is v.session.model.modes
+    summ = [LayerSummary(lays[0], dict(v.session.model.layer_results[0]), "mkldnn", 1.0, 2.0),
+            LayerSummary(lays[1], {"dense": _row("dense", 4.0)}, "dense", 4.0)]
+    v.controller.report.emit(ModelReport(inv, summ, [ModeResult("nchw", measured_ms=3.0)], threads=2))
+    assert v.report is v.session.model.report and v.export_button.isEnabled()
+    assert v.layers.item(1, head.index("best path")).text() == "dense"
+    assert seen == ["inventory", "layer", "layer", "mode", "report"]
+    assert isinstance(v.session.model, ModelState)
