@@ -136,6 +136,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             summ = batch_summary(json_rows, "dense")
             out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
                                     "weighting": "each layer x its *N count",
+                                    "noise_rule": "speedup and geomean leave out layers where either row is "
+                                                  "noisy (uncertain); a total with noisy > 0 sums noisy rows",
                                     "paths": [asdict(t) for t in summ.totals.values()]}
         print(json.dumps(out, indent=1))
     return 0

@@ -71,6 +71,7 @@ CASES = {  # name -> (argv, paths whose loops the fake meter calls noisy)
     "sweep_grid": (["sweep", SPEC, "--vary", "mb=1,2", "--vary", "ic=8,16", "--paths", "dense,mkldnn",
                     "--budget-ms", "5"], ("mkldnn",)),
     "batch": (["batch", "{batch}", "--paths", "dense,channels_last,mkldnn", "--budget-ms", "5", "--csv", "{csv}"], ()),
+    "batch_noisy": (["batch", "{batch}", "--paths", "dense,channels_last,mkldnn", "--budget-ms", "5"], ("mkldnn",)),
     "model": (["model", "tiny", *MODEL_FAST, "--csv", "{csv}"], ()),
     "model_noisy": (["model", "tiny", "--paths", "dense,channels_last,mkldnn", *MODEL_FAST], ("channels_last",)),
 }
@@ -255,3 +256,22 @@ def test_the_fake_is_deterministic_and_noise_is_marked(fake_measurement, capsys)
     outs = [(uses["main"](argv), capsys.readouterr().out) for _ in range(2)]
     assert outs[0] == outs[1] and outs[0][0] == 0
     assert "noisy" in outs[0][1] and "~" in outs[0][1] and outs[0][1].count("warning:") == 1
+
+
+def test_batch_totals_over_noisy_rows_carry_the_mark(fake_measurement, tmp_path, monkeypatch, capsys):
+    """Issue 26 #1: "42 of 42 rows are noisy", then `1.96x total, geomean 1.78x` printed plain. A total summing
+    noisy rows is marked `~`; its speedup and geomean leave the noisy layers out and say so, in text and JSON."""
+    import json
+
+    uses = fake_measurement(("mkldnn",))
+    batch = tmp_path / "golden_batch.txt"
+    batch.write_text(BATCH)
+    argv = ["batch", str(batch), "--paths", "dense,mkldnn", "--budget-ms", "5"]
+    assert uses["main"](argv) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.lstrip().startswith("mkldnn") and "ms over" in x)
+    assert "~" in line and "noisy" in line and "geomean" not in line and "x total" not in line
+    assert uses["main"]([*argv, "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)["network_total"]
+    mk = next(p for p in total["paths"] if p["path"] == "mkldnn")
+    assert mk["noisy"] == mk["layers"] == 3 and mk["uncertain"] == 3 and mk["speedup"] is None

@@ -238,9 +238,11 @@ class PathTotal:
     layers: int  # layers (lines) this path measured ok
     instances: int  # the same, weighted by *N
     total_ms: float  # sum of count x median over those layers
-    speedup: float | None = None  # baseline total / this path's total, over the layers both measured
+    speedup: float | None = None  # baseline total / this path's total, over the trusted layers both measured
     geomean: float | None = None  # count-weighted geometric mean of baseline/path per layer (>1: faster)
-    common: int = 0  # layers both this path and the baseline measured
+    common: int = 0  # trusted layers both this path and the baseline measured (neither row noisy)
+    noisy: int = 0  # layers in total_ms whose row is noisy: the total is then marked `~`
+    uncertain: int = 0  # layers both measured but left out of speedup and geomean: either row is noisy
 
 
 @dataclass
@@ -255,13 +257,20 @@ class BatchSummary:
         out = [f"network total, each layer x its *N count ({self.layers} layers, {self.instances} in the net); "
                f"speedup = {self.baseline} / path, above 1 is faster:"]
         for t in self.totals.values():
-            part = f"  {t.path:18s} {t.total_ms:10.4g} ms over {t.layers}/{self.layers} layers"
+            total = ("~" if t.noisy else "") + format(t.total_ms, ".4g")  # `~`: noisy rows are in this sum
+            part = f"  {t.path:18s} {total:>10s} ms over {t.layers}/{self.layers} layers"
+            if t.noisy:
+                part += f" ({t.noisy} noisy)"
             if t.path == self.baseline:
                 part += "  (baseline)"
             elif t.speedup is not None:
                 part += f"  {_x(t.speedup)} total, geomean {_x(t.geomean)}"
-                if t.common < self.layers:
+                if t.uncertain:
+                    part += f" (over the {t.common} trusted layers both ran; {t.uncertain} noisy left out)"
+                elif t.common < self.layers:
                     part += f" (over the {t.common} layers both ran)"
+            elif t.uncertain:
+                part += f"  no trusted ratio: the {t.uncertain} layers both ran have a noisy row"
             out.append(part.rstrip())
         return out
 
@@ -282,10 +291,14 @@ def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
 
     A layer is a (name, desc, dtype, threads) group; a shape listed twice counts twice (the k-th row of a
     path for a key belongs to the key's k-th occurrence). Only `ok` rows with a positive median count.
+    A ratio on a noisy row is never a finding: speedup and geomean leave out every layer where this path's
+    or the baseline's row is noisy (`uncertain` counts them); a total that sums noisy rows is marked
+    (`noisy` counts them), as a noisy row's own time is shown marked.
     """
     seen: dict[tuple, int] = {}  # (layer key, path) -> occurrences so far
     layers: dict[tuple, int] = {}  # (layer key, occurrence) -> count
     med: dict[tuple, dict[str, float]] = {}  # (layer key, occurrence) -> path -> median
+    noisy: set[tuple] = set()  # (layer, path) whose row is noisy
     order: list[str] = []
     for r in rows:
         path = _get(r, "path") or ""
@@ -303,13 +316,19 @@ def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
             m = 0.0
         if _get(r, "status") == "ok" and m > 0 and math.isfinite(m):
             med.setdefault(layer, {})[path] = float(m)
+            if (_get(r, "quality") or "") == "noisy":  # a Result's or a CSV row's quality column
+                noisy.add((layer, path))
             if path not in order:
                 order.append(path)
     out = BatchSummary(baseline, len(layers), sum(layers.values()))
     for path in ([baseline] if baseline in order else []) + [p for p in order if p != baseline]:
         mine = {lay: ms[path] for lay, ms in med.items() if path in ms}
         t = PathTotal(path, len(mine), sum(layers[lay] for lay in mine), sum(layers[lay] * v for lay, v in mine.items()))
-        both = [lay for lay in mine if baseline in med[lay]]
+        t.noisy = sum(1 for lay in mine if (lay, path) in noisy)
+        measured = [lay for lay in mine if baseline in med[lay]]
+        both = [lay for lay in measured if (lay, path) not in noisy and (lay, baseline) not in noisy]
+        if path != baseline:
+            t.uncertain = len(measured) - len(both)
         if path != baseline and both:
             w = sum(layers[lay] for lay in both)
             t.common = len(both)

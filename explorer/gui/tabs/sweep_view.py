@@ -759,11 +759,18 @@ class SweepView(QWidget):
         t = theme(self._theme)
         parts = []
         for pt in summ.totals.values():
-            text = f"<b style='color:{path_color(pt.path)}'>&#9632;</b> {pt.path} <b>{pt.total_ms:.4g} ms</b>"
+            mark = "~" if pt.noisy else ""  # noisy rows are in this sum, as a noisy row's time reads ~
+            text = f"<b style='color:{path_color(pt.path)}'>&#9632;</b> {pt.path} <b>{mark}{pt.total_ms:.4g} ms</b>"
+            if pt.noisy:
+                text += f" ({pt.noisy} noisy)"
             if pt.path == summ.baseline:
                 text += " (baseline)"
-            elif pt.speedup is not None:
+            elif pt.speedup is not None:  # over trusted layers only: a ratio on a noisy row is never a finding
                 text += f" = <b>{pt.speedup:.2f}x</b> (geomean {pt.geomean:.2f}x)"
+                if pt.uncertain:
+                    text += f" <span style='color:{t['muted']}'>[{pt.uncertain} noisy layers left out]</span>"
+            elif pt.uncertain:
+                text += f" <span style='color:{t['muted']}'>[no trusted ratio: {pt.uncertain} noisy layers]</span>"
             if pt.layers < summ.layers:
                 text += f" <span style='color:{t['muted']}'>[{pt.layers}/{summ.layers} layers]</span>"
             parts.append(text)

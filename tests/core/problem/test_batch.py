@@ -163,3 +163,33 @@ def test_network_total_weights_layers_by_their_counts():
     # CSV rows (text cells) give the same totals
     s2 = batch_summary([{k: (str(v) if v is not None else "") for k, v in r.items()} for r in rows], "dense")
     assert s2.totals["mkldnn"].total_ms == pytest.approx(m.total_ms)
+
+
+def test_network_total_never_counts_a_ratio_on_a_noisy_row():
+    """Issue 26 #1: a ratio on a noisy row is never a finding, in a batch's totals too. Speedup and geomean
+    leave out layers where either row is noisy and say how many; a total that sums noisy rows is marked."""
+    from explorer.core.problem.batch import batch_summary
+
+    def row(name, path, ms, quality="ok"):
+        return {"name": name, "desc": name, "dtype": "f32", "threads": 1, "path": path, "status": "ok",
+                "median_ms": ms, "quality": quality}
+
+    rows = [row("a", "dense", 1.0), row("a", "mkldnn", 0.5),  # trusted: 2x
+            row("b", "dense", 2.0), row("b", "mkldnn", 0.1, "noisy")]  # noisy: 20x, must not count
+    s = batch_summary(rows, "dense")
+    m = s.totals["mkldnn"]
+    assert m.total_ms == pytest.approx(0.6) and m.noisy == 1 and s.totals["dense"].noisy == 0
+    assert m.common == 1 and m.uncertain == 1
+    assert m.speedup == pytest.approx(2.0) and m.geomean == pytest.approx(2.0)  # layer b left out
+    lines = s.lines()
+    mk = next(x for x in lines if x.lstrip().startswith("mkldnn"))
+    assert "~0.6 ms" in mk and "(1 noisy)" in mk and "1 noisy left out" in mk
+    assert "~" not in next(x for x in lines if x.lstrip().startswith("dense"))
+    # every layer noisy: no ratio at all, and the line says why
+    every = batch_summary([row("a", "dense", 1.0, "noisy"), row("a", "mkldnn", 0.5)], "dense")
+    e = every.totals["mkldnn"]
+    assert e.speedup is None and e.geomean is None and e.uncertain == 1
+    assert "no trusted ratio" in every.lines()[-1] and "x total" not in every.lines()[-1]
+    # CSV rows (text cells, with the quality column) give the same rule
+    s2 = batch_summary([{k: str(v) for k, v in r.items()} for r in rows], "dense")
+    assert s2.totals["mkldnn"].uncertain == 1 and s2.totals["mkldnn"].speedup == pytest.approx(2.0)

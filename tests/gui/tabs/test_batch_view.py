@@ -6,8 +6,7 @@ import pytest
 from explorer.core.report.results import Result
 
 
-@pytest.fixture
-def batch_view(qtbot):
+def _batch_view(qtbot, noisy_paths=()):
     from explorer.core.jobs.options import RunOptions
     from explorer.gui.tabs.sweep_view import SweepView
 
@@ -24,9 +23,16 @@ def batch_view(qtbot):
     v._configure(v.points, "batch", ("dense", "mkldnn"), [])
     for i, p in enumerate(pts):
         for path, ms in (("dense", 1.0 + i), ("mkldnn", (1.0 + i) / 2)):
-            r = Result(spec=p.spec, path=path, threads=1, median_ms=ms, p25_ms=ms, p75_ms=ms, gflops=1.0)
+            r = Result(spec=p.spec, path=path, threads=1, median_ms=ms, p25_ms=ms, p75_ms=ms, gflops=1.0,
+                       quality="noisy" if path in noisy_paths else "ok")
             v.session.apply(SweepRows([(p.index, r)]))  # the rows live in the view's session model
     v.redraw_now()
+    return v, pts
+
+
+@pytest.fixture
+def batch_view(qtbot):
+    v, pts = _batch_view(qtbot)
     yield v, pts
     assert v.shutdown(2000)
 
@@ -74,3 +80,14 @@ def test_switching_back_to_fields_leaves_no_bars(batch_view):
     v.redraw_now()
     assert not v.total_label.isVisible()
     assert len(v.results()) > 0  # the last batch's rows stay exportable until the next run
+
+
+def test_network_total_line_marks_noisy_rows_and_leaves_their_ratios_out(qtbot):
+    """Issue 26 #1: the window's batch line over noisy rows carried plain ratios ("= 1.37x (geomean 1.31x)")."""
+    v, pts = _batch_view(qtbot, noisy_paths=("mkldnn",))  # every mkldnn row noisy, as on a loaded host
+    try:
+        text = v.total_label.text()
+        assert "geomean" not in text and "2.00x" not in text  # no ratio built on a noisy row
+        assert "~" in text and f"({len(pts)} noisy)" in text and "no trusted ratio" in text
+    finally:
+        assert v.shutdown(2000)
