@@ -74,7 +74,7 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     add_allocator_option(p)
     if csv:
         p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
-        p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
+        p.add_argument("--force", action="store_true", help="overwrite an existing CSV or --timeline file")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--timeline", type=str, default=None, metavar="FILE.json",
                    help="write every timed call, the traced call's oneDNN primitives and the profiled ATen ops as "

@@ -38,7 +38,9 @@ def add_parsers(sub) -> None:
         description="MODEL is a built-in reference network (resnet50, resnet18, mobilenet_v2, tiny), a "
                     "package.module:callable returning an nn.Module (imported from the current folder or "
                     "sys.path), or a saved torch.export program (.pt2) or TorchScript file.")
-    p.add_argument("model", help="resnet50 | mobilenet_v2 | package.module:callable | file.pt2 | file.pt")
+    # the built-ins by name, not from core.model.zoo: importing it here would load torch for every --help
+    p.add_argument("model", help="resnet50 | resnet18 | mobilenet_v2 | tiny | package.module:callable | file.pt2 | "
+                                 "file.pt")
     p.add_argument("--input", type=str, default=None,
                    help="input shape N,C,H,W (default: the built-in's, the exported program's, or 1,3,224,224)")
     p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch (replaces the input's first dimension)")
