@@ -53,9 +53,10 @@ def cmd_run(args) -> int:
             if spec.exact_ops != spec.ops else ""
         print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
               file=sys.stderr)
-        if spec.asymmetric:
-            print(f"  asymmetric padding: dense paths time F.pad(x, {list(spec.torch_padding()[1])}) plus the conv; "
-                  "MKLDNN paths get the input padded once, before the conversion", file=sys.stderr)
+        if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
+            from explorer.core.problem.conv_nd import pad_note
+
+            print(f"  {pad_note(spec)}", file=sys.stderr)
     try:
         for ev in measured_events("run", spec, opts, allocator=opts.allocator):
             if isinstance(ev, (PathStarted, Samples, PathRetry, PathFinished)):

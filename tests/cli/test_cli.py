@@ -123,3 +123,11 @@ def test_python_dash_m_and_signals_keep_finished_rows(tmp_path, sig):
     assert proc.returncode == 130, err
     rows = list(csv.DictReader(out.open()))
     assert len(rows) >= 1 and all(r["status"] == "ok" for r in rows)
+
+
+def test_asymmetric_pad_note_says_mkldnn_roundtrip_pads_every_call(capsys):
+    """Issue 26 #4: `run` printed "MKLDNN paths get the input padded once" for mkldnn_roundtrip too, which pads
+    on every call (core/paths/eager.py); it now prints the listing's sentence."""
+    assert main(["run", "mb1ic8ih5oc8oh8kh3ph3", "--paths", "mkldnn_roundtrip", "--budget-ms", "5", "--no-trace"]) == 0
+    err = capsys.readouterr().err
+    assert "mkldnn_roundtrip: pads on every call" in err and "get the input padded once" not in err
