@@ -65,7 +65,13 @@ def _pages():
     return [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted(DOCS.glob("*.md"))]
 
 
-def test_every_relative_link_in_the_docs_exists():
+def test_the_readme_links_every_page_and_every_relative_link_exists():
+    readme = (ROOT / "README.md").read_text()
+    for page in ("options.md", "method.md", "planner.md", "BENCHMARKS.md"):
+        assert f"{page})" in readme, f"README.md links no {page}"
+    assert sorted(DOCS.glob("*.md")), "resources/docs/ holds the pages the README links to"
+    unlinked = [p.name for p in DOCS.glob("*.md") if f"resources/docs/{p.name})" not in readme]
+    assert not unlinked, f"pages the README does not link: {unlinked}"
     broken = []
     for page in _pages():
         for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text()):
@@ -83,3 +89,22 @@ def test_every_benchmarks_section_cited_in_the_docs_exists():
             cited.setdefault(ref, page.relative_to(ROOT).as_posix())
     missing = {ref: page for ref, page in cited.items() if ref not in headings}
     assert cited and not missing, f"cited BENCHMARKS sections that do not exist: {missing}"
+
+
+def test_cli_page_lists_the_csv_columns_in_order():
+    """The CSV section (moved from the README to resources/docs/cli.md) names every column, in the file's order."""
+    from explorer.core.report.results import CSV_COLUMNS
+
+    text = _section((DOCS / "cli.md").read_text(), "CSV columns")
+    listed = text.split("\n- ")[0]
+    spans = re.findall(r"`([^`]+)`", " ".join(listed.split()))
+    names = [n.strip() for span in spans for n in span.split(",") if n.strip() in CSV_COLUMNS]
+    names = [n for i, n in enumerate(names) if n not in names[:i]]
+    assert names == list(CSV_COLUMNS)
+
+
+def test_model_page_lists_the_model_csv_columns():
+    from explorer.core.model.model_csv import MODEL_COLUMNS_HEAD
+
+    text = (DOCS / "planner.md").read_text()
+    assert ", ".join(MODEL_COLUMNS_HEAD) in " ".join(text.split())
