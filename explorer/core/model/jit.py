@@ -122,9 +122,10 @@ def _touches(tensors: list):
     return lambda: fn(*tensors)
 
 
-def _capture(frozen, x) -> tuple[list, list]:
+def _capture(frozen, args) -> tuple[list, list]:
     """Per cut node (graph order), its first input and its output from one forward of a copy of the graph
-    that returns them."""
+    that returns them (`args`: its input, or a tuple of its positional inputs)."""
+    args = args if isinstance(args, tuple) else (args,)
     g = frozen.graph.copy()
     nodes = _cut(g)
     ret = g.return_node()
@@ -135,7 +136,7 @@ def _capture(frozen, x) -> tuple[list, list]:
     for i in reversed(range(n_out)):
         ret.removeInput(i)
     ret.addInput(tup.output())
-    got = list(_function(g, "capture")(x))[n_out:]
+    got = list(_function(g, "capture")(*args))[n_out:]
     return got[: len(nodes)], got[len(nodes):]
 
 
@@ -204,10 +205,12 @@ def _touch_before_first_use(graph, value, blocked: bool) -> bool:
 
 def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     """Both parts of a frozen, optimized module, with their touches (touch=False: the parts cold, nothing to
-    take off; for bench_model_order). Raises when its graph cannot be cut (the caller falls back)."""
+    take off; for bench_model_order). `x` is its input, or a tuple of its positional inputs. Raises when its
+    graph cannot be cut (the caller falls back)."""
     import torch
 
-    inputs, outputs = _capture(frozen, x)
+    args = x if isinstance(x, tuple) else (x,)
+    inputs, outputs = _capture(frozen, args)
     convs, n, conv_touched = _conv_pass(frozen, inputs, touch)
     g = frozen.graph.copy()
     nodes = _cut(g)
@@ -223,7 +226,7 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     touched = [t for v, t in zip(fed, outputs)
                if touch and _touchable(t) and _touch_before_first_use(g, v, t.is_mkldnn)]
     rem = _function(g, "remainder")
-    parts = GraphParts(convs, _touches(conv_touched), lambda: rem(x, *outputs), _touches(touched), n)
+    parts = GraphParts(convs, _touches(conv_touched), lambda: rem(*args, *outputs), _touches(touched), n)
     with torch.no_grad():  # each part once, here: one that cannot run (an in-place touch refused) falls back now
         for fn in (parts.convs, parts.conv_touches, parts.remainder, parts.remainder_touches):
             fn()
