@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core.errors import InputError
-from explorer.core.model.surgery import CONV_TYPES, is_conv_module, quiet_stderr
+from explorer.core.model.surgery import CONV_TYPES, is_conv_module, own_forward, quiet_stderr
 
 
 @dataclass
@@ -25,6 +25,7 @@ class ConvSite:
     transposed: bool = False
     owner: str = ""  # class of the module it runs in (its conv module, or the module calling F.conv*d)
     stubbable: bool = True  # a conv module (isinstance of torch's _ConvNd): the remainder can stub it out
+    own_forward: str = ""  # what a conv subclass's own forward adds (surgery.own_forward), "" for torch's
 
 
 @dataclass
@@ -191,9 +192,10 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
     sites: list[ConvSite] = []
     for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner) in enumerate(calls):
         nd = len(ishape) - 2
-        stubbable, cls = True, ""
+        stubbable, cls, extra = True, "", ""
         if owner is not None and is_conv_module(owner[1]):
             name, cls = owner[0], type(owner[1]).__name__  # a conv module, whatever its forward computes the weight from
+            extra = own_forward(owner[1])
         else:
             name = names.get(ptr) if ptr is not None else None
             if ptr is not None:  # eager: F.conv*d inside another module's forward (or the model's own)
@@ -210,7 +212,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
         if name is None:
             name = f"conv#{i}"
         sites.append(ConvSite(name, f"Conv{nd}d", ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
-                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable))
+                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra))
     if not sites:
         raise InputError(f"{label} has no convolution (Conv1d/2d/3d) in its forward pass: nothing to plan.", "model")
     layers: dict[tuple, Layer] = {}

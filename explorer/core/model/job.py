@@ -220,10 +220,11 @@ def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
     its own forward is stubbed whole (its extra ops in neither part); an F.conv*d call inside another module
     cannot be stubbed, so it runs inside the remainder (measured there, not predicted)."""
     out = []
-    own = [s for s in inv.sites if s.stubbable and s.owner and s.owner not in ("Conv1d", "Conv2d", "Conv3d")]
+    own = [s for s in inv.sites if s.stubbable and s.own_forward]
     if own and mode != "jit_mkldnn":
-        out.append(f"{len(own)} convs are {own[0].owner} modules (first: {own[0].module}), timed per layer as the conv "
-                   "they call and stubbed whole for the remainder")
+        out.append(f"{len(own)} convs are {own[0].owner} modules with {own[0].own_forward} (first: {own[0].module}), "
+                   "timed per layer as the conv they call and stubbed whole for the remainder, so what that forward "
+                   "does besides the conv is in neither part")
     fn = inv.functional_sites()
     if fn and mode != "jit_mkldnn":
         out.append(f"{len(fn)} convs are F.conv{len(fn[0].input_shape) - 2}d calls inside another module's forward "

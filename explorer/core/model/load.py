@@ -28,7 +28,7 @@ def parse_input(text: str | None) -> tuple[int, ...] | None:
     """'1,3,224,224' -> (1, 3, 224, 224). Raises InputError (one sentence)."""
     if text is None:
         return None
-    parts = [p.strip() for p in str(text).replace("x", ",").split(",") if p.strip()]
+    parts = [p.strip() for p in str(text).replace("x", ",").split(",")]
     if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise InputError(f"--input {text!r} is not a shape of positive whole numbers such as 1,3,224,224.", "input")
     if len(parts) > 8:
