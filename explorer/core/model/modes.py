@@ -289,7 +289,13 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
 
     from explorer.core.paths.base import TORCH_DTYPES, one_line
 
+    import re
+
     msg = one_line(exc)
+    # torch's dispatcher message runs to a paragraph listing every backend: its first clause is the fact
+    got = re.match(r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend", msg)
+    if got:
+        msg = f"{got.group(1)} has no kernel for {got.group(2)} tensors"
     if isinstance(exc, NotImplementedError) and msg.startswith(f"{mode}:"):
         return msg  # already the sentence (mkldnn_blockers, channels_last_format)
     where, hint = "", ""

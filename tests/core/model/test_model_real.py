@@ -287,3 +287,24 @@ def test_channels_last_follows_the_convs_not_the_input_rank():
     assert model_modes.channels_last_format(inp, {3}) is torch.channels_last_3d
     with pytest.raises(NotImplementedError, match="1-D"):
         model_modes.channels_last_format(inp, {1})
+
+
+def test_a_module_to_mkldnn_cannot_feed_is_named_with_the_op_in_one_short_clause():
+    """main printed torch's dispatcher paragraph (every backend listed) with no word on what to change."""
+    from torch import nn
+
+    class LayerNormCF(nn.Module):  # ConvNeXt's channels-first LayerNorm: permutes, which MKLDNN tensors refuse
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(4)
+
+        def forward(self, x):
+            return self.ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    net = nn.Sequential(nn.Conv2d(3, 4, 3), LayerNormCF()).eval()
+    x = torch.randn(1, 3, 8, 8)
+    r = model_modes.run_mode("to_mkldnn", net, x, "f32", net(x), model_report.ModelOptions(mode_budget_ms=10),
+                             lambda: False)
+    assert r.status == "unsupported"
+    assert "in 1, LayerNormCF" in r.error and "has no kernel for MkldnnCPU tensors" in r.error
+    assert "to_mkldnn converts only nn.Conv1d/2d/3d" in r.error and "available for these backends" not in r.error
