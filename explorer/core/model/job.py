@@ -279,7 +279,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
 
 def _layer_label(layer: Layer, first: bool = False) -> str:
     s = layer.spec
-    k = f"{s.kh}x{s.kw}" if s is not None else "?"
+    k = "?" if s is None else {3: f"{s.kw}", 5: f"{s.kd}x{s.kh}x{s.kw}"}.get(s.ndims, f"{s.kh}x{s.kw}")
     what = f"{layer.name} ({k}{', dw' if s is not None and s.g > 1 and s.g == s.ic else ''}"
     what += f", x{layer.count})" if layer.count > 1 else ")"
     if s is not None and first:
