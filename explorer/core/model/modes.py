@@ -305,6 +305,8 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
 
             mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
             where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
+            if where and " in " not in where:  # outside every submodule: in the model's own forward
+                where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"
             hint = (f"; to_mkldnn converts only {MKLDNN_CONVERTS} and feeds every other module MKLDNN tensors: give "
                     "that module dense tensors (.to_dense() before it, .to_mkldnn() after) or use channels_last or "
                     "jit_mkldnn")

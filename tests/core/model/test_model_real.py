@@ -241,6 +241,7 @@ def test_an_audio_model_taking_n_l_runs_its_own_forward_and_its_1d_convs_are_pre
     assert cl.status == "unsupported" and "1-D" in cl.error
     tm = rep.mode("to_mkldnn")  # unsqueeze on an MKLDNN tensor: the op, the module and what to change
     assert tm.status in ("unsupported", "error") and "to_mkldnn converts only" in tm.error
+    assert "at aten.unsqueeze.default in the model's own forward, Audio" in tm.error
     assert rep.mode("jit_mkldnn").status == "ok"
 
 
