@@ -223,8 +223,8 @@ def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
     own = [s for s in inv.sites if s.stubbable and s.own_forward]
     if own and mode != "jit_mkldnn":
         out.append(f"{len(own)} convs are {own[0].owner} modules with {own[0].own_forward} (first: {own[0].module}), "
-                   "timed per layer as the conv they call and stubbed whole for the remainder, so what that forward "
-                   "does besides the conv is in neither part")
+                   "timed per layer as the conv they call and stubbed for the remainder, their padding child modules "
+                   "still run there; anything else that forward does besides the conv is in neither part")
     fn = inv.functional_sites()
     if fn and mode != "jit_mkldnn":
         out.append(f"{len(fn)} convs are F.conv{len(fn[0].input_shape) - 2}d calls inside another module's forward "

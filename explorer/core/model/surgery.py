@@ -34,20 +34,34 @@ def own_forward(m) -> str:
     return f"its own forward{' with child module ' + ', '.join(repr(k) for k in kids) if kids else ''}"
 
 
-def _stub_module(cached):
+def _stub_module(cached, pads=()):
     from torch import nn
 
     class ConvStub(nn.Module):
-        """A conv replaced by its real output: the model runs everything but the convs."""
+        """A conv replaced by its real output: the model runs everything but the convs. A same-padding conv's
+        padding child modules (efficientnet_pytorch's static_padding) still run on its input: they are not
+        the conv, so they belong to the remainder."""
 
         def __init__(self, out):
             super().__init__()
             self.out = out
+            self.pads = nn.ModuleList(pads)
 
         def forward(self, *args, **kwargs):
+            for p in self.pads:
+                p(args[0])
             return self.out
 
     return ConvStub(cached)
+
+
+def padding_children(m) -> list:
+    """The padding modules a conv subclass holds (nn.ZeroPad2d and kin), run by its own forward before the conv."""
+    from torch.nn.modules import padding
+
+    kinds = tuple(getattr(padding, n) for n in ("_ConstantPadNd", "_ReflectionPadNd", "_ReplicationPadNd",
+                                                "_CircularPadNd") if hasattr(padding, n))
+    return [c for c in m.children() if isinstance(c, kinds)] if own_forward(m) else []
 
 
 def _recorder_module(inner, store: dict, key: str):
@@ -99,7 +113,7 @@ def stub_convs(model, call: Callable[[], object]) -> int:
         call()
     for p in paths:
         if p in store:
-            set_submodule(model, p, _stub_module(store[p]))
+            set_submodule(model, p, _stub_module(store[p], padding_children(originals[p])))
         else:
             set_submodule(model, p, originals[p])
     return sum(1 for p in paths if p in store)

@@ -194,7 +194,7 @@ def test_a_model_of_conv_subclasses_is_predicted_and_to_mkldnn_names_the_module_
     for mode in ("nchw", "channels_last"):
         r = rep.mode(mode)
         assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note, r.error)
-        assert "SamePadConv modules" in r.predict_note and "stubbed whole" in r.predict_note
+        assert "SamePadConv modules" in r.predict_note and "padding child modules still run" in r.predict_note
         assert "F.conv2d calls inside another module's forward (first: fn in a FnConv)" in r.predict_note
     m = rep.mode("to_mkldnn")
     assert m.status == "unsupported" and "\n" not in m.error
@@ -309,3 +309,18 @@ def test_a_module_to_mkldnn_cannot_feed_is_named_with_the_op_in_one_short_clause
     assert r.status == "unsupported"
     assert "in 1, LayerNormCF" in r.error and "has no kernel for MkldnnCPU tensors" in r.error
     assert "to_mkldnn converts only nn.Conv1d/2d/3d" in r.error and "available for these backends" not in r.error
+
+
+def test_a_same_padding_convs_stub_still_runs_its_padding_child(zoo):
+    """The padding is not the conv: stubbed out with it, the remainder would miss its time."""
+    from explorer.core.model.surgery import stub_convs
+
+    net = model_load.load_model(f"{zoo}:eff").module
+    x = torch.randn(1, 3, 16, 16)
+    seen = []
+    net.stem.static_padding.register_forward_hook(lambda m, a, o: seen.append(tuple(o.shape)))
+    assert stub_convs(net, lambda: net(x)) == 3  # stem, ws, head; fn is F.conv2d in a plain module
+    seen.clear()
+    with torch.no_grad():
+        net(x)
+    assert seen == [(1, 3, 18, 18)]
