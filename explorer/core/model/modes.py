@@ -219,7 +219,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
     import numpy as np
     import torch
 
-    from explorer.core.paths.base import is_unsupported, one_line
+    from explorer.core.paths.base import is_unsupported
 
     res = ModeResult(mode)
     try:
@@ -285,11 +285,11 @@ MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
 def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException) -> str:
     """A mode that cannot run, in one line: the error, the op and the module (path and class) it happened
     in, and the one thing a user could change."""
+    import re
+
     import torch
 
     from explorer.core.paths.base import TORCH_DTYPES, one_line
-
-    import re
 
     msg = one_line(exc)
     # torch's dispatcher message runs to a paragraph listing every backend: its first clause is the fact
