@@ -2,6 +2,8 @@
 
     mkldnn-explorer model resnet50 --mb 1 --csv m.csv
     mkldnn-explorer model mypkg.net:make --input 1,3,32,32
+    mkldnn-explorer model mypkg.audio:make --input 1,16000 --input 1,16000
+    mkldnn-explorer model mypkg.net:make --input mypkg.net:example_inputs
     mkldnn-explorer model exported.pt2
 
 Inventory of every convolution (identical ones counted), the per-layer table over the paths (the batch
@@ -41,8 +43,12 @@ def add_parsers(sub) -> None:
     # the built-ins by name, not from core.model.zoo: importing it here would load torch for every --help
     p.add_argument("model", help="resnet50 | resnet18 | mobilenet_v2 | tiny | package.module:callable | file.pt2 | "
                                  "file.pt")
-    p.add_argument("--input", type=str, default=None,
-                   help="input shape N,C,H,W (default: the built-in's, the exported program's, or 1,3,224,224)")
+    p.add_argument("--input", type=str, action="append", default=None,
+                   help="the model's input: a shape such as 1,3,224,224 or 1,16000 (any rank: it is the forward's "
+                        "input, not its first conv's); given again for each further positional input; or "
+                        "package.module:callable returning the input (a tensor, a tuple of them, or a dict of "
+                        "keyword inputs; called with the minibatch when --mb is given). Default: the built-in's, "
+                        "the exported program's, or 1,3,224,224")
     p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch (replaces the input's first dimension)")
     p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
     p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
@@ -71,7 +77,7 @@ def cmd_model(args) -> int:
     from explorer.core.jobs.events import PathFinished, PointSkipped, PointStarted
     from explorer.core.jobs.options import RunOptions
     from explorer.core.measure.interference import warning_line
-    from explorer.core.model.load import parse_input
+    from explorer.core.model.load import parse_inputs
     from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, report_rows
     from explorer.core.model.report import ModeFinished, ModelFinished, ModelOptions, ModelStarted, ModeStarted
     from explorer.core.problem.spec import parse_dtype
@@ -79,7 +85,7 @@ def cmd_model(args) -> int:
     from explorer.core.session.state import ModelDone, SessionState
 
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
-    shape = parse_input(args.input)
+    shape = parse_inputs(args.input)
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
                        trace=not args.no_trace, allocator=args.allocator).validate()
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()

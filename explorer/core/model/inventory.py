@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core.errors import InputError
-from explorer.core.model.surgery import CONV_TYPES, quiet_stderr
+from explorer.core.model.surgery import CONV_TYPES, is_conv_module, own_forward, quiet_stderr
 
 
 @dataclass
@@ -23,6 +23,9 @@ class ConvSite:
     groups: int
     bias: bool
     transposed: bool = False
+    owner: str = ""  # class of the module it runs in (its conv module, or the module calling F.conv*d)
+    stubbable: bool = True  # a conv module (isinstance of torch's _ConvNd): the remainder can stub it out
+    own_forward: str = ""  # what a conv subclass's own forward adds (surgery.own_forward), "" for torch's
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Inventory:
     dtype: str
     sites: list[ConvSite]
     layers: list[Layer]
+    input_label: str = ""  # every input's shape ("1x16000 + 1x16000"), when there are several
 
     @property
     def total(self) -> int:
@@ -65,8 +69,12 @@ class Inventory:
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in self.counts_by_kind().items())
-        return (f"{self.model}: {self.total} convolutions ({kinds}), {len(self.layers)} distinct, "
-                f"input {'x'.join(map(str, self.input_shape))} {self.dtype}")
+        shape = self.input_label or "x".join(map(str, self.input_shape))
+        return f"{self.model}: {self.total} convolutions ({kinds}), {len(self.layers)} distinct, input {shape} {self.dtype}"
+
+    def functional_sites(self) -> list[ConvSite]:
+        """The convs that are not conv modules (F.conv*d inside another module's forward): not stubbable."""
+        return [s for s in self.sites if not s.stubbable]
 
 
 def _tuple(v, n: int) -> tuple:
@@ -76,34 +84,64 @@ def _tuple(v, n: int) -> tuple:
     return v * n if len(v) == 1 and n > 1 else v
 
 
-def _record_convs(model, x) -> list[tuple]:
-    """Every aten.convolution call of one forward: (input shape, weight shape, weight ptr, args)."""
+def _record_convs(model, inp) -> list[tuple]:
+    """Every aten.convolution call of one forward (module convs and F.conv*d calls alike): (input shape,
+    weight shape, weight ptr, args..., the innermost module running it, as (path, module))."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     calls: list[tuple] = []
     conv = torch.ops.aten.convolution.default
+    stack: list[tuple[str, object]] = []
 
     class Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if func is conv:
                 inp, w, b, stride, padding, dilation, transposed, _, groups = args[:9]
                 calls.append((tuple(inp.shape), tuple(w.shape), w.data_ptr(), b is not None, tuple(stride),
-                              tuple(padding), tuple(dilation), bool(transposed), int(groups)))
+                              tuple(padding), tuple(dilation), bool(transposed), int(groups), _owner(stack)))
             return func(*args, **(kwargs or {}))
 
-    with torch.no_grad(), Recorder():
-        model(x)
+    hooks = []
+    try:
+        if isinstance(model, torch.nn.Module) and not isinstance(model, torch.jit.ScriptModule):
+            for name, m in model.named_modules():
+                if name:
+                    hooks.append(m.register_forward_pre_hook(lambda _m, _a, n=name: stack.append((n, _m))))
+                    hooks.append(m.register_forward_hook(lambda _m, _a, _o: _pop(stack)))
+        with torch.no_grad(), Recorder():
+            _call(model, inp)
+    finally:
+        for h in hooks:
+            h.remove()
     return calls
 
 
-def _record_convs_profiler(model, x) -> list[tuple]:
+def _pop(stack: list) -> None:
+    """A forward hook's body: it must return None, or it would replace the module's output."""
+    if stack:
+        stack.pop()
+
+
+def _owner(stack: list) -> tuple[str, object] | None:
+    """The conv module running (the innermost _ConvNd on the stack), else the innermost module, else None."""
+    for name, m in reversed(stack):
+        if is_conv_module(m):
+            return name, m
+    return stack[-1] if stack else None
+
+
+def _call(model, inp):
+    return inp.call(model) if hasattr(inp, "call") else model(inp)
+
+
+def _record_convs_profiler(model, inp) -> list[tuple]:
     """The same from the profiler (TorchScript: the dispatch mode does not see inside the interpreter)."""
     import torch
     from torch.profiler import profile
 
     with quiet_stderr(), torch.no_grad(), profile(record_shapes=True) as prof:
-        model(x)
+        _call(model, inp)
     calls = []
     for e in prof.events():
         if e.name != "aten::convolution":
@@ -113,7 +151,7 @@ def _record_convs_profiler(model, x) -> list[tuple]:
             continue
         stride, padding, dilation, transposed, _, groups = concrete[3:9]
         calls.append((tuple(shapes[0]), tuple(shapes[1]), None, bool(shapes[2]), tuple(stride), tuple(padding),
-                      tuple(dilation), bool(transposed), int(groups)))
+                      tuple(dilation), bool(transposed), int(groups), None))
     return calls
 
 
@@ -121,27 +159,9 @@ def _conv_modules(model) -> list[tuple[str, object]]:
     out = []
     for name, m in model.named_modules():
         t = getattr(m, "original_name", None) or type(m).__name__
-        if t in CONV_TYPES:
+        if is_conv_module(m) or t in CONV_TYPES:
             out.append((name, m))
     return out
-
-
-def check_input_rank(model, shape: tuple) -> None:
-    """Refuse an input whose rank the model's first convolution cannot take (before any forward)."""
-    convs = _conv_modules(model)
-    if not convs:
-        return
-    name, m = convs[0]
-    t = getattr(m, "original_name", None) or type(m).__name__
-    want = {"Conv1d": 3, "Conv2d": 4, "Conv3d": 5}[t]
-    if len(shape) != want:
-        dims = {3: "N,C,L", 4: "N,C,H,W", 5: "N,C,D,H,W"}[want]
-        raise InputError(f"--input {','.join(map(str, shape))} has {len(shape)} dimensions, but the model's first "
-                         f"convolution ({name or 'the model'}, {t}) takes a {want}-D input ({dims}).", "input")
-    ic = getattr(m, "in_channels", None)
-    if isinstance(ic, int) and shape[1] != ic:
-        raise InputError(f"--input {','.join(map(str, shape))} has {shape[1]} channels, but the model's first "
-                         f"convolution ({name or 'the model'}) takes {ic}.", "input")
 
 
 def forward_error(model, exc: BaseException) -> InputError:
@@ -151,14 +171,15 @@ def forward_error(model, exc: BaseException) -> InputError:
     return InputError(f"the model raised inside forward: {type(exc).__name__}: {one_line(exc)}", "model")
 
 
-def take_inventory(model, x, label: str = "model", dtype: str = "f32", kind: str = "callable") -> Inventory:
-    """Run the model once and list every convolution, grouped into distinct layers. Raises InputError."""
+def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: str = "callable") -> Inventory:
+    """Run the model once and list every convolution, grouped into distinct layers. `inp` is the model's
+    input (a ModelInput, or one tensor), never checked against the convs. Raises InputError."""
 
     try:
         if kind == "torchscript":
-            calls = _record_convs_profiler(model, x)
+            calls = _record_convs_profiler(model, inp)
         else:
-            calls = _record_convs(model, x)
+            calls = _record_convs(model, inp)
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - the user's forward failed: one line
@@ -167,23 +188,31 @@ def take_inventory(model, x, label: str = "model", dtype: str = "f32", kind: str
     for n, p in model.named_parameters():
         names.setdefault(p.data_ptr(), n[: -len(".weight")] if n.endswith(".weight") else n)
     mods = _conv_modules(model)
-    kind_of = {n: (getattr(m, "original_name", None) or type(m).__name__) for n, m in mods}
     unused = list(mods)
     sites: list[ConvSite] = []
-    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups) in enumerate(calls):
-        name = names.get(ptr) if ptr is not None else None
-        if name is None:  # TorchScript: the next conv submodule whose weight has this shape
+    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner) in enumerate(calls):
+        nd = len(ishape) - 2
+        stubbable, cls, extra = True, "", ""
+        if owner is not None and is_conv_module(owner[1]):
+            name, cls = owner[0], type(owner[1]).__name__  # a conv module, whatever its forward computes the weight from
+            extra = own_forward(owner[1])
+        else:
+            name = names.get(ptr) if ptr is not None else None
+            if ptr is not None:  # eager: F.conv*d inside another module's forward (or the model's own)
+                stubbable = False
+                cls = type(owner[1] if owner is not None else model).__name__
+                name = name if name is not None else f"{owner[0] if owner is not None else 'forward'}#conv{i}"
+        if name is None and ptr is None:  # TorchScript: the next conv submodule whose weight has this shape
             for j, (n, m) in enumerate(unused):
                 w = getattr(m, "weight", None)
                 if w is not None and tuple(w.shape) == wshape:
-                    name = n
+                    name, cls = n, getattr(m, "original_name", None) or type(m).__name__
                     unused.pop(j)
                     break
-        name = name if name is not None else f"conv#{i}"
-        nd = len(ishape) - 2
-        kind_name = kind_of.get(name) or f"Conv{nd}d"
-        sites.append(ConvSite(name, kind_name, ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
-                              _tuple(dilation, nd), groups, bias, transposed))
+        if name is None:
+            name = f"conv#{i}"
+        sites.append(ConvSite(name, f"Conv{nd}d", ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
+                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra))
     if not sites:
         raise InputError(f"{label} has no convolution (Conv1d/2d/3d) in its forward pass: nothing to plan.", "model")
     layers: dict[tuple, Layer] = {}
@@ -194,7 +223,9 @@ def take_inventory(model, x, label: str = "model", dtype: str = "f32", kind: str
             layers[key].modules.append(s.module)
         else:
             layers[key] = Layer(spec, [s.module], s.kind, s.input_shape, desc, err)
-    return Inventory(label, tuple(x.shape), dtype, sites, list(layers.values()))
+    shape = tuple(inp.shape) if hasattr(inp, "shape") else ()
+    label_in = inp.label if hasattr(inp, "label") and len(inp.tensors()) > 1 else ""
+    return Inventory(label, shape, dtype, sites, list(layers.values()), label_in)
 
 
 def site_spec(s: ConvSite, dtype: str):
@@ -207,21 +238,21 @@ def site_spec(s: ConvSite, dtype: str):
     nd = len(s.input_shape) - 2
     n, c = s.input_shape[:2]
     oc, k = s.weight_shape[0], s.weight_shape[2:]
+    dil = [d - 1 for d in s.dilation]  # benchdnn's dilation is 0-based
     if nd == 3:
         d, h, w = s.input_shape[2:]
-        desc = (f"g{s.groups}mb{n}ic{c}id{d}ih{h}iw{w}oc{oc}kd{k[0]}kh{k[1]}kw{k[2]}sd{s.stride[0]}sh{s.stride[1]}"
-                f"sw{s.stride[2]}pd{s.padding[0]}ph{s.padding[1]}pw{s.padding[2]}dd{s.dilation[0] - 1}"
-                f"dh{s.dilation[1] - 1}dw{s.dilation[2] - 1}")
-        return None, desc, "a 3-D convolution: not measured yet (the per-layer paths are 2-D)."
-    if nd == 1:
-        ih, iw, kh, kw, sh, sw, ph, pw, dh, dw = 1, s.input_shape[2], 1, k[0], 1, s.stride[0], 0, s.padding[0], 0, s.dilation[0] - 1
+        fields = dict(ndims=5, id=d, ih=h, iw=w, kd=k[0], kh=k[1], kw=k[2], sd=s.stride[0], sh=s.stride[1],
+                      sw=s.stride[2], pd=s.padding[0], ph=s.padding[1], pw=s.padding[2], dd=dil[0], dh=dil[1], dw=dil[2])
+    elif nd == 1:  # benchdnn's 1-D problem: w-values only, h kept at 1
+        fields = dict(ndims=3, ih=1, kh=1, sh=1, ph=0, dh=0, iw=s.input_shape[2], kw=k[0], sw=s.stride[0],
+                      pw=s.padding[0], dw=dil[0])
+    elif nd == 2:
+        fields = dict(ih=s.input_shape[2], iw=s.input_shape[3], kh=k[0], kw=k[1], sh=s.stride[0], sw=s.stride[1],
+                      ph=s.padding[0], pw=s.padding[1], dh=dil[0], dw=dil[1])
     else:
-        ih, iw = s.input_shape[2:]
-        kh, kw = k
-        (sh, sw), (ph, pw), (dh, dw) = s.stride, s.padding, (s.dilation[0] - 1, s.dilation[1] - 1)
+        return None, "", f"a {nd}-D convolution: not measured (the paths take 1-D, 2-D and 3-D ones)."
     try:
-        spec = ConvSpec(mb=n, g=s.groups, ic=c, ih=ih, iw=iw, oc=oc, kh=kh, kw=kw, sh=sh, sw=sw, ph=ph, pw=pw,
-                        dh=dh, dw=dw, bias=s.bias, dtype=dtype, name=s.module).validate()
+        spec = ConvSpec(mb=n, g=s.groups, ic=c, oc=oc, bias=s.bias, dtype=dtype, name=s.module, **fields).validate()
     except SpecError as e:
         return None, "", str(e)
     return spec, spec.desc, ""

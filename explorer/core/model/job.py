@@ -10,8 +10,8 @@ from typing import Callable, Iterator
 from explorer.core.errors import InputError
 from explorer.core.model.chained import CHAINED_MODES, measure_chained
 from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
-from explorer.core.model.inventory import Inventory, Layer, check_input_rank, take_inventory
-from explorer.core.model.load import load_model, parse_input
+from explorer.core.model.inventory import Inventory, Layer, take_inventory
+from explorer.core.model.load import load_model, make_input, parse_inputs
 from explorer.core.model.modes import run_mode
 from explorer.core.model.report import (
     MODE_PATH,
@@ -66,20 +66,17 @@ def iter_model(
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
     loaded = load_model(model, folder)
-    shape = parse_input(input_shape) if isinstance(input_shape, str) else (tuple(input_shape) if input_shape else None)
-    shape = shape or loaded.default_input
-    if mb is not None:
-        shape = (mb,) + tuple(shape[1:])
-    check_input_rank(loaded.module, shape)
-    if loaded.expected_input is not None and tuple(shape) != loaded.expected_input:
-        raise InputError(f"this exported program takes an input of shape {','.join(map(str, loaded.expected_input))}"
-                         f" (torch.export fixed it), not {','.join(map(str, shape))}.", "input")
+    spec = parse_inputs(input_shape)
+    if loaded.expected_input is not None and isinstance(spec, list) and len(spec) == 1:
+        shape = (mb,) + tuple(spec[0][1:]) if mb is not None else tuple(spec[0])
+        if shape != loaded.expected_input:
+            raise InputError(f"this exported program takes an input of shape {','.join(map(str, loaded.expected_input))}"
+                             f" (torch.export fixed it), not {','.join(map(str, shape))}.", "input")
     old_threads = torch.get_num_threads()
     if ropts.threads:
         torch.set_num_threads(ropts.threads)
     try:
-        gen = torch.Generator().manual_seed(0)
-        x = torch.randn(shape, generator=gen).to(TORCH_DTYPES[dtype])
+        x = make_input(spec, mb, TORCH_DTYPES[dtype], loaded.default_input, folder)
         net = loaded.module
         if dtype != "f32":
             net = copy_model(net).to(TORCH_DTYPES[dtype])
@@ -114,7 +111,7 @@ def iter_model(
             return
         # ---- end to end --------------------------------------------------------------------------
         with torch.no_grad():
-            ref = net(x)
+            ref = x.call(net)
         ref = dense_output(ref)
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
@@ -168,9 +165,13 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
         return
     path = MODE_PATH[res.mode]
     first = inv.sites[0].module if inv.sites else None
+    inside = {site.module for site in inv.functional_sites()}  # not stubbed: timed inside the remainder
     conv = 0.0
     chained = 0
     for s in summaries:
+        count = sum(1 for m in s.layer.modules if m not in inside)
+        if not count:
+            continue
         r = s.results.get(path)
         if r is None or r.status != "ok" or not r.median_ms:
             why = s.layer.error or (r.error if r is not None else f"path {path} was not measured")
@@ -180,10 +181,10 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
         if res.mode in CHAINED_MODES and c is not None and c.status == "ok" and c.median_ms:
             # the first conv reorders the plain x.to_mkldnn() input (the mkldnn time); the rest get blocked input
             n_plain = 1 if first in s.layer.modules else 0
-            conv += n_plain * r.median_ms + (s.layer.count - n_plain) * c.median_ms
-            chained += s.layer.count - n_plain
+            conv += n_plain * r.median_ms + (count - n_plain) * c.median_ms
+            chained += count - n_plain
         else:
-            conv += s.layer.count * r.median_ms
+            conv += count * r.median_ms
     res.conv_alone_ms = conv
     seq = res.conv_seq
     res.conv_ms = seq.total_ms if seq is not None else conv
@@ -210,7 +211,26 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
         notes.append(f"{chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes it), the rest "
                      "on mkldnn; remainder of the to_mkldnn model with BatchNorm folded (ReLU6-like modules as "
                      "the jit's flat in-place aten op); conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+    notes += conv_kind_notes(inv, res.mode)
     res.predict_note = "; ".join(notes)
+
+
+def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
+    """What the prediction does with convs that are not plain conv modules, one clause each: a subclass with
+    its own forward is stubbed whole (its extra ops in neither part); an F.conv*d call inside another module
+    cannot be stubbed, so it runs inside the remainder (measured there, not predicted)."""
+    out = []
+    own = [s for s in inv.sites if s.stubbable and s.own_forward]
+    if own and mode != "jit_mkldnn":
+        out.append(f"{len(own)} convs are {own[0].owner} modules with {own[0].own_forward} (first: {own[0].module}), "
+                   "timed per layer as the conv they call and stubbed for the remainder, their padding child modules "
+                   "still run there; anything else that forward does besides the conv is in neither part")
+    fn = inv.functional_sites()
+    if fn and mode != "jit_mkldnn":
+        out.append(f"{len(fn)} convs are F.conv{len(fn[0].input_shape) - 2}d calls inside another module's forward "
+                   f"(first: {fn[0].module} in a {fn[0].owner}), which cannot be stubbed: they run inside the remainder "
+                   "and are measured there, not predicted from the per-layer table")
+    return out
 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
@@ -259,7 +279,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
 
 def _layer_label(layer: Layer, first: bool = False) -> str:
     s = layer.spec
-    k = f"{s.kh}x{s.kw}" if s is not None else "?"
+    k = "?" if s is None else {3: f"{s.kw}", 5: f"{s.kd}x{s.kh}x{s.kw}"}.get(s.ndims, f"{s.kh}x{s.kw}")
     what = f"{layer.name} ({k}{', dw' if s is not None and s.g > 1 and s.g == s.ic else ''}"
     what += f", x{layer.count})" if layer.count > 1 else ")"
     if s is not None and first:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.core.errors import InputError
@@ -28,13 +28,136 @@ def parse_input(text: str | None) -> tuple[int, ...] | None:
     """'1,3,224,224' -> (1, 3, 224, 224). Raises InputError (one sentence)."""
     if text is None:
         return None
-    parts = [p.strip() for p in str(text).replace("x", ",").split(",") if p.strip()]
+    parts = [p.strip() for p in str(text).replace("x", ",").split(",")]
     if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise InputError(f"--input {text!r} is not a shape of positive whole numbers such as 1,3,224,224.", "input")
-    if not 2 <= len(parts) <= 5:
-        raise InputError(f"--input {text!r} has {len(parts)} dimensions; a convolution input has 3 (N,C,L), "
-                         f"4 (N,C,H,W) or 5 (N,C,D,H,W).", "input")
+    if len(parts) > 8:
+        raise InputError(f"--input {text!r} has {len(parts)} dimensions; a tensor here has at most 8.", "input")
     return tuple(int(p) for p in parts)
+
+
+def parse_inputs(texts) -> list[tuple[int, ...]] | str | None:
+    """What --input says (given once or several times): None, a list of shapes (one per positional input of
+    forward), or "package.module:callable", a factory returning the input. Never checked against the convs:
+    the input is the model's, which may add dims or channels itself. Raises InputError (one sentence)."""
+    if texts is None or isinstance(texts, (str, tuple)) or (texts and all(isinstance(v, int) for v in texts)):
+        texts = [] if texts is None else [tuple(texts) if not isinstance(texts, str) else texts]
+    texts = [t for t in texts if t is not None and (not isinstance(t, str) or t.strip())]
+    if not texts:
+        return None
+    factories = [t for t in texts if isinstance(t, str) and ":" in t]
+    if factories:
+        if len(texts) > 1:
+            raise InputError(f"--input {factories[0]} is an input factory: give it alone (it returns every input), "
+                             "or give shapes only.", "input")
+        return factories[0].strip()
+    return [tuple(t) if isinstance(t, (tuple, list)) else parse_input(t) for t in texts]
+
+
+@dataclass
+class ModelInput:
+    """The model's input: forward(*args, **kwargs). The planner never reads its rank against the convs."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    def call(self, model):
+        return model(*self.args, **self.kwargs)
+
+    def map(self, fn) -> ModelInput:
+        """The same input with every floating-point tensor leaf replaced by fn(leaf) (integer ids kept)."""
+        import torch
+
+        def leaf(v):
+            if isinstance(v, torch.Tensor):
+                return fn(v) if v.is_floating_point() else v
+            if isinstance(v, (tuple, list)):
+                return type(v)(leaf(o) for o in v)
+            if isinstance(v, dict):
+                return {k: leaf(o) for k, o in v.items()}
+            return v
+
+        return ModelInput(tuple(leaf(a) for a in self.args), {k: leaf(v) for k, v in self.kwargs.items()})
+
+    def tensors(self) -> list:
+        import torch
+
+        out: list = []
+        self.map(lambda t: out.append(t) or t)
+        return [t for t in out if isinstance(t, torch.Tensor)]
+
+    @property
+    def shape(self) -> tuple:
+        """The first tensor's shape (the one the tables name)."""
+        ts = self.tensors()
+        return tuple(ts[0].shape) if ts else ()
+
+    @property
+    def label(self) -> str:
+        return " + ".join("x".join(map(str, t.shape)) for t in self.tensors())
+
+
+def make_input(spec, mb: int | None, dtype, default: tuple = DEFAULT_INPUT, folder: str | None = None) -> ModelInput:
+    """The model's input from parse_inputs' answer: random tensors (seed 0) of the given shapes (`mb` replaces
+    each one's first dim), or what the factory returns (called as factory(mb) when --mb is given): a tensor,
+    a tuple/list of positional inputs, or a dict of keyword inputs. Floating leaves are cast to `dtype`."""
+    import torch
+
+    if isinstance(spec, str):
+        fn = _import_attr(spec, folder)
+        if not callable(fn):
+            raise InputError(f"--input {spec} is a {type(fn).__name__}, not a callable returning the input.", "input")
+        try:
+            got = fn(mb) if mb is not None else fn()
+        except TypeError as e:
+            if mb is not None:
+                raise InputError(f"--input {spec}({mb}) raised TypeError: {_first_line(e)}; with --mb the factory is "
+                                 f"called with the minibatch: give it a batch argument, or drop --mb.", "input") from None
+            raise InputError(f"--input {spec}() raised TypeError: {_first_line(e)}", "input") from None
+        except Exception as e:  # noqa: BLE001 - the user's factory failed: one line
+            raise InputError(f"--input {spec}() raised {type(e).__name__}: {_first_line(e)}", "input") from None
+        if isinstance(got, torch.Tensor):
+            inp = ModelInput((got,))
+        elif isinstance(got, dict):
+            inp = ModelInput((), dict(got))
+        elif isinstance(got, (tuple, list)):
+            inp = ModelInput(tuple(got))
+        else:
+            raise InputError(f"--input {spec}() returned a {type(got).__name__}, not a tensor, a tuple/list of "
+                             "inputs or a dict of keyword inputs.", "input")
+        if not inp.tensors():
+            raise InputError(f"--input {spec}() returned no tensor.", "input")
+        return inp.map(lambda t: t.to(dtype))
+    shapes = spec or [default]
+    gen = torch.Generator().manual_seed(0)
+    xs = []
+    for s in shapes:
+        s = (mb,) + tuple(s[1:]) if mb is not None else tuple(s)
+        xs.append(torch.randn(s, generator=gen).to(dtype))
+    return ModelInput(tuple(xs))
+
+
+def _import_attr(text: str, folder: str | None):
+    """package.module:attr imported from `folder` (default the current one) or sys.path."""
+    mod_name, _, attr = text.partition(":")
+    if not mod_name or not attr:
+        raise InputError(f"{text!r} is not package.module:callable (both parts are needed).", "model")
+    here = folder or os.getcwd()
+    if here not in sys.path and (folder or "" not in sys.path):
+        sys.path.insert(0, here)  # the current folder (the caller's, in the measuring process), as `python -m` would
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        raise InputError(f"no module named {e.name or mod_name!r} (looked in the current folder and sys.path).",
+                         "model") from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed to import: one line
+        raise InputError(f"importing {mod_name} failed: {type(e).__name__}: {_first_line(e)}", "model") from None
+    obj = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise InputError(f"module {mod_name!r} has no attribute {attr!r}.", "model")
+        obj = getattr(obj, part)
+    return obj
 
 
 def load_model(text: str, folder: str | None = None) -> LoadedModel:
@@ -59,24 +182,7 @@ def load_model(text: str, folder: str | None = None) -> LoadedModel:
     if ":" not in text:
         raise InputError(f"unknown model {text!r}: name a built-in ({', '.join(model_zoo.BUILTINS)}), a "
                          f"package.module:callable, or a .pt2 / TorchScript file.", "model")
-    mod_name, _, attr = text.partition(":")
-    if not mod_name or not attr:
-        raise InputError(f"{text!r} is not package.module:callable (both parts are needed).", "model")
-    here = folder or os.getcwd()
-    if here not in sys.path and (folder or "" not in sys.path):
-        sys.path.insert(0, here)  # the current folder (the caller's, in the measuring process), as `python -m` would
-    try:
-        mod = importlib.import_module(mod_name)
-    except ModuleNotFoundError as e:
-        raise InputError(f"no module named {e.name or mod_name!r} (looked in the current folder and sys.path).",
-                         "model") from None
-    except Exception as e:  # noqa: BLE001 - the user's module failed to import: one line
-        raise InputError(f"importing {mod_name} failed: {type(e).__name__}: {_first_line(e)}", "model") from None
-    obj = mod
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise InputError(f"module {mod_name!r} has no attribute {attr!r}.", "model")
-        obj = getattr(obj, part)
+    obj = _import_attr(text, folder)
     if isinstance(obj, nn.Module):
         model = obj
     else:

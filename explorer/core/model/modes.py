@@ -10,15 +10,18 @@ from typing import Callable
 from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model.inventory import Inventory
+from explorer.core.model.load import ModelInput
 from explorer.core.model.report import MODE_PATH, ModelOptions, ModeResult
 from explorer.core.model.sequence import build_sequence, time_sequence
 from explorer.core.model.surgery import (
     compare_outputs,
     copy_model,
     dense_output,
+    flat_output_module,
     flat_tensors,
     fold_bn,
     make_mkldnn_runnable,
+    own_forward,
     quiet_stderr,
     stub_convs,
     where_failed,
@@ -37,64 +40,114 @@ class PreparedMode:
     graph_cut_error: str = ""  # why the graph could not be cut (the eager stand-ins are used then)
 
 
-def prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
+def as_input(x) -> ModelInput:
+    """A ModelInput from what the caller has: one already, or a single tensor."""
+    return x if isinstance(x, ModelInput) else ModelInput((x,))
+
+
+def channels_last_format(inp: ModelInput, conv_dims=None):
+    """The channels-last format of the model's convs (channels_last for 2-D ones, channels_last_3d for 3-D
+    ones; from the input ranks when the convs are not known). Raises NotImplementedError for 1-D convs only."""
+    import torch
+
+    dims = set(conv_dims or ()) or {t.dim() - 2 for t in inp.tensors()}
+    if 2 in dims:
+        return torch.channels_last
+    if 3 in dims:
+        return torch.channels_last_3d
+    raise NotImplementedError("channels_last: the model's convolutions are 1-D, and PyTorch has no channels-last "
+                              "memory format for them (torch.channels_last needs 4-D tensors): it would be the "
+                              "model as it is")
+
+
+def mkldnn_blockers(model) -> list[str]:
+    """Modules torch.utils.mkldnn.to_mkldnn cannot convert faithfully, one sentence each: it swaps every
+    nn.Conv1d/2d/3d (subclasses too) for an MkldnnConv ScriptModule, which drops the subclass's own forward
+    and cannot take its child modules ("Cannot re-assign modules in a ScriptModule with non-scripted module")."""
+    out = []
+    for name, m in model.named_modules():
+        what = own_forward(m) if name else ""
+        if what:
+            base = next(b.__name__ for b in type(m).__mro__ if b.__module__ == "torch.nn.modules.conv")
+            out.append(f"{name} ({type(m).__name__}) is an nn.{base} subclass with {what}, which to_mkldnn's "
+                       f"Mkldnn{base} would drop; make it a plain nn.{base} (its padding as an nn.ZeroPad{base[-2:]} "
+                       f"before it) for this mode")
+    return out
+
+
+def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
+    """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs."""
     import torch
     import torch.utils.mkldnn  # noqa: F401
 
     from explorer.core.paths.base import TORCH_DTYPES
 
     dt = TORCH_DTYPES[dtype]
+    inp = as_input(x)
     if mode == "nchw":
         m = copy_model(model)
 
         def rem():
             m2 = copy_model(model)
-            n = stub_convs(m2, lambda: m2(x))
-            return (lambda: m2(x)) if n else None
+            n = stub_convs(m2, lambda: inp.call(m2))
+            return (lambda: inp.call(m2)) if n else None
 
-        return PreparedMode(lambda: m(x), m, rem)
+        return PreparedMode(lambda: inp.call(m), m, rem)
     if mode == "channels_last":
-        fmt = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
-        if fmt is None:
-            raise NotImplementedError(f"channels_last needs a 4-D or 5-D input, got {x.dim()}-D")
+        fmt = channels_last_format(inp, conv_dims)
+        rank = 4 if fmt is torch.channels_last else 5
+
+        def to_cl(t):
+            return t.contiguous(memory_format=fmt) if t.dim() == rank else t
+
         m = copy_model(model).to(memory_format=fmt)
-        xc = x.contiguous(memory_format=fmt)
+        xc = inp.map(to_cl)
 
         def rem():
             m2 = copy_model(model).to(memory_format=fmt)
-            n = stub_convs(m2, lambda: m2(xc))
-            return (lambda: m2(xc)) if n else None
+            n = stub_convs(m2, lambda: xc.call(m2))
+            return (lambda: xc.call(m2)) if n else None
 
-        return PreparedMode(lambda: m(x.contiguous(memory_format=fmt)), m, rem,
-                            [("input to channels_last", lambda: x.contiguous(memory_format=fmt))])
+        convert = [("input to channels_last", lambda: inp.map(to_cl))] if any(t.dim() == rank for t in inp.tensors()) else []
+        return PreparedMode(lambda: inp.map(to_cl).call(m), m, rem, convert)
     if mode == "to_mkldnn":
+        blockers = mkldnn_blockers(model)
+        if blockers:
+            more = f" (and {len(blockers) - 1} more such modules)" if len(blockers) > 1 else ""
+            raise NotImplementedError(f"to_mkldnn: {blockers[0]}{more}")
         m = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
-        xm = x.to_mkldnn()
+        xm = inp.map(lambda t: t.to_mkldnn())
         with torch.no_grad():
-            ym = m(xm)
+            ym = xm.call(m)
         outs = [t for t in flat_tensors(ym) if t.layout == torch._mkldnn]
 
         def rem():
             m2 = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
-            n = stub_convs(m2, lambda: m2(xm))
-            return (lambda: m2(xm)) if n else None
+            n = stub_convs(m2, lambda: xm.call(m2))
+            return (lambda: xm.call(m2)) if n else None
 
-        convs = [("input x.to_mkldnn()", lambda: x.to_mkldnn())]
+        convs = [("input x.to_mkldnn()", lambda: inp.map(lambda t: t.to_mkldnn()))]
         convs += [(f"output {i} .to_dense()", (lambda t=t: t.to_dense())) for i, t in enumerate(outs)]
-        return PreparedMode(lambda: dense_output(m(x.to_mkldnn())), m, rem, convs)
+        return PreparedMode(lambda: dense_output(inp.map(lambda t: t.to_mkldnn()).call(m)), m, rem, convs)
     if mode == "jit_mkldnn":
+        # traced as a flat tuple of the output's tensors (trace refuses dicts, ModelOutput, dataclasses), on the
+        # positional inputs then the keyword ones
+        targs = tuple(inp.args) + tuple(inp.kwargs.values())
         with torch.no_grad():
             base = copy_model(model).eval()
             how = "script"
             try:
+                if inp.kwargs:
+                    raise TypeError("keyword inputs: traced")
                 scripted = torch.jit.script(base)
             except Exception:  # noqa: BLE001 - not scriptable: trace it (shapes fixed to this input)
-                scripted, how = torch.jit.trace(base, x, check_trace=False), "trace"
+                flat = flat_output_module(base, tuple(inp.kwargs))
+                scripted, how = torch.jit.trace(flat, targs, check_trace=False), "trace"
             frozen = torch.jit.optimize_for_inference(torch.jit.freeze(scripted.eval()))
             for _ in range(3):  # the profiling executor optimises during the first calls
-                frozen(x)
+                frozen(*targs)
 
-        pm = PreparedMode(lambda: frozen(x), frozen, None, [], lambda: _graph_conversion_ms(frozen, x),
+        pm = PreparedMode(lambda: frozen(*targs), frozen, None, [], lambda: _graph_conversion_ms(frozen, targs),
                           note=f"torch.jit.{how}")
 
         def rem():
@@ -102,7 +155,7 @@ def prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
             from explorer.core.paths.base import one_line
 
             try:  # the graph's own parts (model_jit); the eager stand-ins only when it cannot be cut
-                pm.graph_parts = cut_graph(frozen, x)
+                pm.graph_parts = cut_graph(frozen, targs)
                 return pm.graph_parts.remainder
             except Exception as e:  # noqa: BLE001
                 pm.graph_cut_error = f"{type(e).__name__}: {one_line(e)}"
@@ -110,17 +163,17 @@ def prepare_mode(mode: str, model, x, dtype) -> PreparedMode:
             if folded is None:
                 return None
             m2 = torch.utils.mkldnn.to_mkldnn(folded, dt)
-            xm = x.to_mkldnn()
-            make_mkldnn_runnable(m2, lambda: m2(xm))
-            n = stub_convs(m2, lambda: m2(xm))
-            return (lambda: m2(xm)) if n else None
+            xm = inp.map(lambda t: t.to_mkldnn())
+            make_mkldnn_runnable(m2, lambda: xm.call(m2))
+            n = stub_convs(m2, lambda: xm.call(m2))
+            return (lambda: xm.call(m2)) if n else None
 
         pm.remainder = rem
         return pm
     raise ValueError(mode)
 
 
-def _graph_conversion_ms(frozen, x, runs: int = 5) -> float:
+def _graph_conversion_ms(frozen, args: tuple, runs: int = 5) -> float:
     """The to_mkldnn/to_dense nodes the optimised graph runs, timed by the profiler (best of `runs`)."""
     import torch
     from torch.profiler import profile
@@ -128,7 +181,7 @@ def _graph_conversion_ms(frozen, x, runs: int = 5) -> float:
     best: list[float] | None = None
     for _ in range(runs):
         with quiet_stderr(), torch.no_grad(), profile() as prof:
-            frozen(x)
+            frozen(*args)
         t = [e.cpu_time_total / 1e3 for e in prof.events() if e.name in ("aten::to_mkldnn", "aten::to_dense")]
         best = t if best is None or len(best) != len(t) else [min(a, b) for a, b in zip(best, t)]
     return float(sum(best or []))
@@ -166,12 +219,13 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
     import numpy as np
     import torch
 
-    from explorer.core.paths.base import is_unsupported, one_line
+    from explorer.core.paths.base import is_unsupported
 
     res = ModeResult(mode)
     try:
         with torch.no_grad():
-            prep = prepare_mode(mode, net, x, dtype)
+            dims = {len(site.input_shape) - 2 for site in inv.sites} if inv is not None else None
+            prep = prepare_mode(mode, net, x, dtype, dims)
             out = prep.fn()
         res.max_abs_err, res.rel_err = compare_outputs(out, ref)
         del out
@@ -180,7 +234,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             res.error = f"output differs from the NCHW model: max error {res.max_abs_err:.3g} ({res.rel_err:.2g} of its largest value)."
         rem_fn = seq = None
         if mopts.predict and not cancel():
-            rem_fn = _remainder_fn(prep, res)
+            rem_fn = _remainder_fn(prep, res, inv)
             if prep.graph_parts is not None:
                 res.graph_convs = prep.graph_parts.n_convs
             res.graph_cut_error = prep.graph_cut_error
@@ -221,19 +275,54 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
                 res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
         res.status = "unsupported" if is_unsupported(exc) else "error"
-        where = ""
-        if mode == "to_mkldnn":
-            try:
-                import torch.utils.mkldnn
-
-                from explorer.core.paths.base import TORCH_DTYPES
-
-                mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
-                where = where_failed(mm, lambda: mm(x.to_mkldnn()))
-            except Exception:  # noqa: BLE001
-                where = ""
-        res.error = f"{type(exc).__name__}{where}: {one_line(exc)}"
+        res.error = explain_failure(mode, net, as_input(x), dtype, exc)
     return res
+
+
+MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
+
+
+def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException) -> str:
+    """A mode that cannot run, in one line: the error, the op and the module (path and class) it happened
+    in, and the one thing a user could change."""
+    import re
+
+    import torch
+
+    from explorer.core.paths.base import TORCH_DTYPES, one_line
+
+    msg = one_line(exc)
+    # torch's dispatcher message runs to a paragraph listing every backend: its first clause is the fact
+    got = re.match(r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend", msg)
+    if got:
+        msg = f"{got.group(1)} has no kernel for {got.group(2)} tensors"
+    if isinstance(exc, NotImplementedError) and msg.startswith(f"{mode}:"):
+        return msg  # already the sentence (mkldnn_blockers, channels_last_format)
+    where, hint = "", ""
+    try:
+        if mode == "to_mkldnn":
+            import torch.utils.mkldnn
+
+            mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
+            where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
+            if where and " in " not in where:  # outside every submodule: in the model's own forward
+                where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"
+            hint = (f"; to_mkldnn converts only {MKLDNN_CONVERTS} and feeds every other module MKLDNN tensors: give "
+                    "that module dense tensors (.to_dense() before it, .to_mkldnn() after) or use channels_last or "
+                    "jit_mkldnn")
+        elif mode == "jit_mkldnn":
+            targs = tuple(inp.args) + tuple(inp.kwargs.values())
+            base = copy_model(net).eval()
+            flat = flat_output_module(base, tuple(inp.kwargs))
+            where = where_failed(base, lambda: torch.jit.trace(flat, targs, check_trace=False))
+            hint = ("; torch.jit.trace runs the forward once with fixed shapes and types: make that module's forward "
+                    "traceable (tensors in and out, no data-dependent Python)") if where else ""
+        else:
+            m = copy_model(net)
+            where = where_failed(m, lambda: inp.call(m))
+    except Exception:  # noqa: BLE001 - the error alone, then
+        where = ""
+    return f"{type(exc).__name__}{where}: {msg}{hint}"
 
 
 def _fill_measured(res: ModeResult, m, forward_ms, attempts: int) -> None:
@@ -254,7 +343,7 @@ def _fill_measured(res: ModeResult, m, forward_ms, attempts: int) -> None:
     fill_quality(res, m)
 
 
-def _remainder_fn(prep: PreparedMode, res: ModeResult):
+def _remainder_fn(prep: PreparedMode, res: ModeResult, inv: Inventory | None = None):
     """The mode's forward with every conv stubbed (built and run once), or None with res.predict_note saying why."""
     import torch
 
@@ -268,7 +357,14 @@ def _remainder_fn(prep: PreparedMode, res: ModeResult):
     except Exception as e:  # noqa: BLE001 - no prediction for this mode; its measurement stands
         res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({type(e).__name__}: {one_line(e)})"
         return None
-    if rem_fn is None:
+    fn = inv.functional_sites() if inv is not None else []
+    if rem_fn is None and fn and len(fn) == inv.total:
+        site = fn[0]
+        res.predict_note = (f"no prediction: every conv is an F.conv{len(site.input_shape) - 2}d call inside another "
+                            f"module's forward (first: {site.module} in a {site.owner}), not a conv module, so none "
+                            "can be stubbed and the non-conv remainder cannot be measured apart; an nn.Conv module "
+                            "there would be")
+    elif rem_fn is None:
         res.predict_note = ("the convolutions are not modules here (TorchScript, an exported graph or an untraceable "
                             "model): the non-conv remainder cannot be measured")
     return rem_fn
@@ -285,6 +381,10 @@ def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict, prep: Prepare
     parts = prep.graph_parts if prep is not None else None
     if parts is not None:
         return Sequence(res.mode, [(None, "jit graph", SimpleNamespace(fn=parts.convs))])
+    if inv.functional_sites():  # those run inside the remainder: the sequence times the stubbed ones only
+        import dataclasses
+
+        inv = dataclasses.replace(inv, sites=[site for site in inv.sites if site.stubbable])
     try:
         seq, why = build_sequence(res.mode, MODE_PATH[res.mode], inv, tensors)
     except Exception as e:  # noqa: BLE001 - the prediction falls back to the per-layer table

@@ -11,22 +11,57 @@ import sys
 from typing import Callable
 
 CONV_TYPES = ("Conv1d", "Conv2d", "Conv3d")
+MKLDNN_CONV_TYPES = ("MkldnnConv1d", "MkldnnConv2d", "MkldnnConv3d")
 
 
-def _stub_module(cached):
+def is_conv_module(m) -> bool:
+    """A convolution module by what it is: any subclass of torch's conv base (same-padding and
+    weight-standardised convs, a user's own Conv2d), or a to_mkldnn conv. Not a wrapper holding a conv."""
+    from torch.nn.modules.conv import _ConvNd
+
+    return isinstance(m, _ConvNd) or type(m).__name__ in MKLDNN_CONV_TYPES
+
+
+def own_forward(m) -> str:
+    """'' for a conv module running torch's own forward; else what it adds, in words, for a note."""
+    from torch import nn
+
+    base = next((b for b in (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                             nn.ConvTranspose3d) if isinstance(m, b)), None)
+    if base is None or type(m).forward is base.forward:
+        return ""
+    kids = [n for n, _ in m.named_children()]
+    return f"its own forward{' with child module ' + ', '.join(repr(k) for k in kids) if kids else ''}"
+
+
+def _stub_module(cached, pads=()):
     from torch import nn
 
     class ConvStub(nn.Module):
-        """A conv replaced by its real output: the model runs everything but the convs."""
+        """A conv replaced by its real output: the model runs everything but the convs. A same-padding conv's
+        padding child modules (efficientnet_pytorch's static_padding) still run on its input: they are not
+        the conv, so they belong to the remainder."""
 
         def __init__(self, out):
             super().__init__()
             self.out = out
+            self.pads = nn.ModuleList(pads)
 
         def forward(self, *args, **kwargs):
+            for p in self.pads:
+                p(args[0])
             return self.out
 
     return ConvStub(cached)
+
+
+def padding_children(m) -> list:
+    """The padding modules a conv subclass holds (nn.ZeroPad2d and kin), run by its own forward before the conv."""
+    from torch.nn.modules import padding
+
+    kinds = tuple(getattr(padding, n) for n in ("_ConstantPadNd", "_ReflectionPadNd", "_ReplicationPadNd",
+                                                "_CircularPadNd") if hasattr(padding, n))
+    return [c for c in m.children() if isinstance(c, kinds)] if own_forward(m) else []
 
 
 def _recorder_module(inner, store: dict, key: str):
@@ -52,10 +87,10 @@ def set_submodule(root, path: str, new) -> None:
 
 
 def conv_paths(model) -> list[str]:
-    out = []
+    """Every conv module's path (is_conv_module), outermost only: a conv inside a conv module is part of it."""
+    out: list[str] = []
     for name, m in model.named_modules():
-        t = type(m).__name__
-        if name and (t in CONV_TYPES or t in ("MkldnnConv1d", "MkldnnConv2d", "MkldnnConv3d")):
+        if name and is_conv_module(m) and not any(name.startswith(p + ".") for p in out):
             out.append(name)
     return out
 
@@ -78,25 +113,33 @@ def stub_convs(model, call: Callable[[], object]) -> int:
         call()
     for p in paths:
         if p in store:
-            set_submodule(model, p, _stub_module(store[p]))
+            set_submodule(model, p, _stub_module(store[p], padding_children(originals[p])))
         else:
             set_submodule(model, p, originals[p])
     return sum(1 for p in paths if p in store)
 
 
 def dense_output(out):
+    import dataclasses
+
     import torch
 
     if isinstance(out, torch.Tensor):
         return out.to_dense() if out.layout == torch._mkldnn else out
     if isinstance(out, (tuple, list)):
-        return type(out)(dense_output(o) for o in out)
+        return type(out)(dense_output(o) for o in out) if not hasattr(out, "_fields") else type(out)(*map(dense_output, out))
     if isinstance(out, dict):
         return {k: dense_output(v) for k, v in out.items()}
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        return {f.name: dense_output(getattr(out, f.name)) for f in dataclasses.fields(out)}
     return out
 
 
 def flat_tensors(out) -> list:
+    """Every tensor leaf of an output, in order: tensors, tuples, lists, dicts (transformers' ModelOutput is
+    one), dataclasses and any nesting of them."""
+    import dataclasses
+
     import torch
 
     if isinstance(out, torch.Tensor):
@@ -105,7 +148,26 @@ def flat_tensors(out) -> list:
         return [t for o in out for t in flat_tensors(o)]
     if isinstance(out, dict):
         return [t for v in out.values() for t in flat_tensors(v)]
+    if dataclasses.is_dataclass(out) and not isinstance(out, type):
+        return [t for f in dataclasses.fields(out) for t in flat_tensors(getattr(out, f.name))]
     return []
+
+
+def flat_output_module(model, kwarg_names: tuple = ()):
+    """The model returning a flat tuple of its output's tensor leaves (what torch.jit.trace can hold: it refuses
+    dicts and dataclasses), called with positional inputs and then the keyword inputs named `kwarg_names`."""
+    from torch import nn
+
+    class FlatOutput(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            n = len(args) - len(kwarg_names)
+            return tuple(flat_tensors(self.model(*args[:n], **dict(zip(kwarg_names, args[n:])))))
+
+    return FlatOutput()
 
 
 def compare_outputs(out, ref) -> tuple[float | None, float | None]:

@@ -127,7 +127,8 @@ class ModelView(QWidget):
                                   "(imported from the current folder or sys.path), or a .pt2 / TorchScript file.")
         self.input_edit = QLineEdit("")
         self.input_edit.setPlaceholderText("input (default: the model's)")
-        self.input_edit.setToolTip("Input shape N,C,H,W, e.g. 1,3,224,224.")
+        self.input_edit.setToolTip("The model's input: a shape (1,3,224,224 or 1,16000), several separated by ; "
+                                   "(1,16000; 1,16000), or package.module:callable returning the input.")
         self.input_edit.setMaximumWidth(180)
         self.run_button = QPushButton("Run model")
         self.run_button.setDefault(True)
@@ -232,14 +233,15 @@ class ModelView(QWidget):
         return self.controller.running
 
     def run(self) -> bool:
-        from explorer.core.model.load import parse_input
+        from explorer.core.model.load import parse_inputs
         from explorer.core.model.report import ModelOptions
 
         if self.controller.running:
             return False
         text = self.model_box.currentText().strip()
         try:
-            shape = parse_input(self.input_edit.text().strip() or None)
+            # several inputs separated by ';', or a package.module:callable returning the input
+            shape = parse_inputs([t for t in self.input_edit.text().split(";") if t.strip()] or None)
             mopts = ModelOptions(mode_budget_ms=self.mode_budget_ms).validate()
             if self.options_source is not None and not getattr(self, "_fixed_opts", False):
                 self.opts = self.options_source()

@@ -129,3 +129,33 @@ def test_an_input_whose_elements_share_memory_is_left_cold_not_refused():
         assert parts.convs() == (False, False)
         assert len(parts.conv_touches()) == 1  # the second conv's input, not the expanded one
         assert torch.allclose(parts.remainder(), frozen(x), atol=1e-5)
+
+
+class ChannelsLastNorm(nn.Module):
+    """ConvNeXt's block between two convs: permute, LayerNorm, Linear, back; dense ops before a to_mkldnn."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.ln, self.fc = nn.LayerNorm(c), nn.Linear(c, c)
+
+    def forward(self, x):
+        return self.fc(self.ln(x.permute(0, 2, 3, 1))).permute(0, 3, 1, 2)
+
+
+def test_the_dense_ops_before_a_conversion_stay_in_the_remainder():
+    """Fails on main: the to_mkldnn after the block was fed its captured output, so the LayerNorm and Linear
+    before it were dead code and the remainder lost them (ConvNeXt's jit_mkldnn predicted 0.24x its forward)."""
+    from torch.profiler import profile
+
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), ChannelsLastNorm(8), nn.Conv2d(8, 8, 3, padding=1))
+    x = torch.randn(1, 3, 16, 16)
+    frozen = _frozen(net, x)
+    kinds = [n.kind() for n in frozen.graph.nodes()]
+    assert "aten::to_mkldnn" in kinds and "aten::layer_norm" in kinds  # what optimize_for_inference made of it
+    parts = cut_graph(frozen, x)
+    with torch.no_grad(), profile() as prof:
+        out = parts.remainder()
+    ran = {e.name for e in prof.events()}
+    assert "aten::layer_norm" in ran and ({"aten::linear", "aten::matmul", "aten::addmm", "aten::mm"} & ran)
+    with torch.no_grad():
+        assert torch.allclose(out, frozen(x))

@@ -170,3 +170,22 @@ def test_the_plan_fills_live_from_the_session_which_holds_the_partial_state(qtbo
     assert v.layers.item(1, head.index("best path")).text() == "dense"
     assert seen == ["inventory", "layer", "layer", "mode", "report"]
     assert isinstance(v.session.model, ModelState)
+
+
+def test_the_input_field_takes_several_inputs_or_a_factory(qtbot, monkeypatch):
+    """Fails on main: the field took one N,C,H,W shape only."""
+    from explorer.gui.tabs.model_view import ModelView
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    v.opts, v._fixed_opts = FAST, True
+    got = []
+    monkeypatch.setattr(v.controller, "start", lambda args, kwargs: got.append(args))
+    monkeypatch.setattr(v, "_set_running", lambda on: None)
+    v.model_box.setEditText("mypkg.audio:make")
+    v.input_edit.setText("1,16000; 1,16000")
+    assert v.run() and got[-1] == ("mypkg.audio:make", [(1, 16000), (1, 16000)])
+    v.input_edit.setText("mypkg.audio:example_inputs")
+    assert v.run() and got[-1][1] == "mypkg.audio:example_inputs"
+    v.input_edit.setText("1,,2")
+    assert not v.run() and "--input" in v.last_error
