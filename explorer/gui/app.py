@@ -262,7 +262,7 @@ def run_gui(args) -> int:
         cur = win.panel.spec
         if cur is not None:
             win.panel.set_spec(cur.replace(dtype=dtype or cur.dtype, bias=cur.bias if bias is None else bias))
-    win.resize(width, height)
+    win.resize_within_screen(width, height)  # never past the screen, whatever --size asks
     win.show()
 
     probe = StallProbe()
@@ -290,7 +290,9 @@ def run_gui(args) -> int:
 
                 print(json.dumps({"results": [r.row() if hasattr(r, "row") else r for r in rows]}, indent=1))
             else:
-                print(f"sweep: {len(rows)} rows ({sum(1 for r in rows if getattr(r, 'status', None) == 'ok')} ok)")
+                from explorer.core.report.sweep_data import count_text
+
+                print(f"sweep: {count_text(rows)}")
                 if sv.data.mode == "batch":
                     from explorer.core.problem.batch import batch_summary
 
