@@ -15,6 +15,7 @@ APP = "mkldnn-explorer"
 SETTINGS_ENV = "MKLDNN_EXPLORER_SETTINGS"  # an .ini path: isolates settings (tests, scripted runs)
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+_STYLE = None
 
 
 def display_problem(env=None) -> str | None:
@@ -146,7 +147,12 @@ def make_app(argv=None):
     app.setOrganizationName(ORG)
     app.setApplicationName(APP)
     app.setApplicationDisplayName("MKLDNN Explorer")
-    app.setStyle("Fusion")
+    from explorer.gui.common.style import AppStyle
+
+    if not isinstance(app.style(), AppStyle):
+        global _STYLE
+        _STYLE = AppStyle()  # Fusion, with indicators visible in both themes (kept alive here, not only by Qt)
+        app.setStyle(_STYLE)
     try:
         from importlib import resources
 

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import layer_ticks, log_axes
 from explorer.gui.common.colors import path_color, theme
+from explorer.gui.common.doubt import MARK_NAME
 
 __all__ = ["ChartBase", "HoverLabel", "style_plot", "nearest", "hover_text"]
 
@@ -195,11 +196,12 @@ class ChartBase(QWidget):
             width = max(self.plot_widget.width() - 40, 160)
             lines, line, used = [], [], 0.0
             # One key per path, then one per baseline (its dashed curves use the path colours).
-            keys = [(n, c, False) for n, c, d in self.keys if not d]
+            keys = [(n, c, False) for n, c, d in self.keys if not d and n != MARK_NAME]
             for label in dict.fromkeys(n.partition(" · ")[2] for n, _, d in self.keys if d):
                 keys.append((f"{label} (dashed)", theme(self._theme)["muted"], True))
+            keys += [(n, c, False) for n, c, d in self.keys if n == MARK_NAME]  # the crosses' key last
             for name, color, dashed in keys:
-                mark = "&#8211;&#8201;&#8211;" if dashed else "&#9632;"
+                mark = "&#8211;&#8201;&#8211;" if dashed else "&#10005;" if name == MARK_NAME else "&#9632;"
                 part = f'<span style="color:{color}">{mark}</span>&nbsp;{name}'
                 need = (len(name) + 4) * fm_px
                 if line and used + need > width:

@@ -16,8 +16,9 @@ from explorer.core.report.sweep_data import SweepData
 from explorer.gui.charts.chart_axes import METRICS, layer_ticks, unrotate, x_ticks
 from explorer.gui.charts.chart_base import ChartBase
 from explorer.gui.common.colors import ordered, path_color, qcolor, theme
+from explorer.gui.common.doubt import MARK_NAME, mark_color, mark_pen
 
-__all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO", "NOISY_PEN"]
+__all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO"]
 
 
 SYMBOLS_UP_TO = 200  # more points a curve than this: a plain 1 px line (symbols cost ~26 ms a redraw at 1,000)
@@ -84,13 +85,11 @@ def _line_hover(parts) -> tuple:
     return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
 
 
-NOISY_PEN = "#d68910"
-
-
-def _noisy_marks(plot) -> pg.PlotDataItem:
-    """Crosses over the points another program disturbed (not in the legend; follows log axes)."""
-    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=13, symbolBrush=NOISY_PEN,
-                           symbolPen=pg.mkPen(NOISY_PEN, width=2))
+def _noisy_marks(plot, theme_name: str = "light") -> pg.PlotDataItem:
+    """Crosses over the points another program disturbed (follows log axes), in the theme's text colour (the old
+    amber was close to mkldnn's orange); their key is in the title (common.doubt.MARK_NAME)."""
+    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=13, symbolBrush=mark_color(theme_name),
+                           symbolPen=mark_pen(theme_name, 1.5))
     item.setZValue(20)
     plot.addItem(item)
     return item
@@ -98,6 +97,18 @@ def _noisy_marks(plot) -> pg.PlotDataItem:
 
 def _set_marks(item, xs, ys) -> None:
     item.setData(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+
+
+def _key_marks(chart) -> None:
+    """The crosses' entry in the chart's key while any is drawn."""
+    marks = getattr(chart, "noisy_marks", None)
+    n = 0 if marks is None or marks.xData is None else len(marks.xData)
+    chart.keys = [k for k in chart.keys if k[0] != MARK_NAME]
+    if n:
+        chart.keys.append((MARK_NAME, mark_color(chart._theme), False))
+    if marks is not None:
+        marks.setSymbolBrush(mark_color(chart._theme))
+        marks.setSymbolPen(mark_pen(chart._theme, 1.5))
 
 
 # ---- line chart -------------------------------------------------------------------------------------------
@@ -197,6 +208,7 @@ class LineChart(ChartBase):
                 mx += list(x[flags])
                 my += list(y[flags])
         _set_marks(self.noisy_marks, mx, my)
+        _key_marks(self)
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
             self._show_message("Run a sweep: results land here point by point.")
@@ -345,6 +357,7 @@ class SpeedupChart(ChartBase):
             _set_marks(self.noisy_marks, mx, my)
         if data.mode == "batch" and getattr(self, "noisy_marks", None) is not None:
             _set_marks(self.noisy_marks, [], [])
+        _key_marks(self)
         self.plot.enableAutoRange()
         if not self.curves:
             msg = (f"No {self.baseline_path} results yet to compare with." if data.cells else

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
-__all__ = ["BANNER_STYLE", "DoubtBanner", "HATCH", "MARK_NAME", "approx", "hatch_brush", "mark_pen", "is_noisy"]
+__all__ = ["BANNER_STYLE", "banner_text", "trace_doubt", "DoubtBanner", "HATCH", "MARK_NAME", "approx", "hatch_brush", "mark_pen", "is_noisy"]
 
 MARK_NAME = "noisy (uncertain)"  # the legend entry of the crosses, in every chart
 HATCH = (230, 160, 40, 70)  # the amber of the banner, as a hatch behind a doubtful row
@@ -24,6 +24,43 @@ def is_noisy(r) -> bool:
         return False
     q = r.get("quality") if isinstance(r, dict) else getattr(r, "quality", "")
     return (q or "") == "noisy"
+
+
+def banner_text(rows, what: str = "rows", marked: str = "crossed") -> str:
+    """The banner's sentence over `rows` (Results or CSV row dicts): how many ok rows are noisy, the worst
+    cause, and what helps; '' when none is."""
+    from explorer.core.measure.interference import ADVICE
+
+    def get(r, k, default=None):
+        return r.get(k, default) if isinstance(r, dict) else getattr(r, k, default)
+
+    ok = [r for r in rows if get(r, "status") == "ok"]
+    noisy = [r for r in ok if is_noisy(r)]
+    if not noisy:
+        return ""
+    worst = max(noisy, key=lambda r: float(get(r, "runq_wait_pct") or 0.0))
+    reason = get(worst, "quality_reason") or "another program disturbed the timing"
+    return (f"⚠ {len(noisy)} of {len(ok)} {what} are noisy ({marked}): {reason}. Their times and every ratio "
+            f"built on them are uncertain; {ADVICE}.")
+
+
+TRACE_DISTURBED = 2.0  # a traced call this many times the median was disturbed (its times are no finding)
+
+
+def trace_doubt(r, traced_ms: float | None) -> str:
+    """Why the times of r's one traced call are uncertain ('' when they are not): r is noisy, or the traced call
+    took TRACE_DISTURBED times its median or more (another program ran during that one call)."""
+    if r is None:
+        return ""
+    median = getattr(r, "median_ms", None)
+    if median and traced_ms and traced_ms >= TRACE_DISTURBED * median:
+        return (f"⚠ The traced call took {traced_ms:.3g} ms, {traced_ms / median:.1f}x the median {median:.3g} ms: "
+                "something disturbed that one call, so its times and shares (~) are uncertain; run again to "
+                "trace a quiet call.")
+    if is_noisy(r):
+        return (f"⚠ This path's timing is noisy ({getattr(r, 'quality_reason', '') or 'another program disturbed it'})"
+                ": the traced call's times (~) are uncertain.")
+    return ""
 
 
 def approx(text: str, doubtful: bool) -> str:

@@ -55,6 +55,7 @@ from explorer.gui.charts.chart_axes import LOG_FIELDS
 from explorer.gui.charts.heatmap_chart import HeatmapChart
 from explorer.gui.charts.line_charts import LineChart, SpeedupChart
 from explorer.gui.common.colors import path_color, qcolor, theme
+from explorer.gui.common.doubt import DoubtBanner, banner_text
 from explorer.gui.common.export import export_plot
 from explorer.gui.common.widgets import FlowLayout
 from explorer.gui.jobs.sweep_worker import SweepController
@@ -183,6 +184,7 @@ class SweepView(QWidget):
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.doubt = DoubtBanner()  # the app's one banner: how many points are noisy, why, what helps
 
         # ---- chart controls ----------------------------------------------------------------------------
         self.metric_combo = QComboBox()
@@ -258,6 +260,7 @@ class SweepView(QWidget):
         lay.setSpacing(4)
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
+        lay.addWidget(self.doubt)
         lay.addWidget(self.chart_controls)
         lay.addWidget(self.total_label)
         lay.addWidget(self.split, 1)
@@ -733,6 +736,7 @@ class SweepView(QWidget):
         if not force and self._drawn == self.data.version:
             return
         self._drawn = self.data.version
+        self.doubt.say(banner_text(self.results(), "points", "crossed on the charts, ~ in the heatmap"))
         self._apply_options()
         mode = self.data.mode if self.data.configured else self.mode
         if mode == "grid":

@@ -102,9 +102,10 @@ class WindowInspector:
         # A path that did not run says why (not "no tensors yet").
         why = (f"{r.path} did not run ({r.status}): {r.error}" if (r is not None and r.status != "ok" and r.error)
                else "")
+        nolayouts = self.session.layouts_missing(r)  # a reopened session's rows carry no layouts: say so
         ph = getattr(self.layout_view, "placeholder", None)
         if ph is not None:
-            ph.setText(why or self.layout_view.PLACEHOLDER)
+            ph.setText(why or nolayouts or self.layout_view.PLACEHOLDER)
         if self.layout_view is not None:
             try:
                 self.layout_view.set_tensors((r.layouts or None) if r is not None else None, title)

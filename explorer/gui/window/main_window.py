@@ -404,17 +404,10 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
 
     def _update_quality(self) -> None:
         """The line above the charts: how many rows another program disturbed, the worst cause, what helps."""
-        from explorer.core.measure.interference import ADVICE
+        from explorer.gui.common.doubt import banner_text
 
-        rows = [r for r in self.model.results if r.status == "ok"]
-        noisy = [r for r in rows if getattr(r, "quality", "") == "noisy"]
-        text = ""
-        if noisy:
-            worst = max(noisy, key=lambda r: r.runq_wait_pct or 0.0)
-            names = ", ".join(r.path for r in noisy)
-            text = (f"⚠ {len(noisy)} of {len(rows)} paths are noisy (hatched: {names}): {worst.quality_reason}. "
-                    f"Their times and every ratio built on them are uncertain; {ADVICE}.")
-        self.quality_label.say(text)
+        noisy = [r.path for r in self.model.results if r.status == "ok" and getattr(r, "quality", "") == "noisy"]
+        self.quality_label.say(banner_text(self.model.results, "paths", f"hatched: {', '.join(noisy)}"))
 
     def _on_path_retry(self, path, attempt, reason) -> None:
         self.session.apply(PathRetry(self.session.run_spec, path, attempt, reason))
