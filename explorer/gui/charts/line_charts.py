@@ -119,17 +119,17 @@ class LineChart(ChartBase):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.metric = "median_ms"
+        self.metric_name = "median_ms"  # not "metric": PySide took that attribute for QWidget::metric()
         self.log_x = False
         self.log_y = False
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.baseline_curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._errs: dict[str, pg.ErrorBarItem] = {}
-        self._set_label("left", METRICS[self.metric])
+        self._set_label("left", METRICS[self.metric_name])
 
     def set_axes(self, metric: str | None = None, log_x: bool | None = None, log_y: bool | None = None) -> None:
         if metric is not None:
-            self.metric = metric
+            self.metric_name = metric
         if log_x is not None:
             self.log_x = log_x
         if log_y is not None:
@@ -141,7 +141,7 @@ class LineChart(ChartBase):
         cat = data.categorical_x
         log_x, log_y = self.log_x and not cat, self.log_y
         self.plot.setLogMode(log_x, log_y)  # a no-op when unchanged (it only sets two check boxes)
-        self._set_label("left", METRICS[self.metric])
+        self._set_label("left", METRICS[self.metric_name])
         unrotate(self.plot)
         self._set_label("bottom", data.x_field or "value")
         x_ticks(self.plot, data, cat, log_x)
@@ -152,12 +152,12 @@ class LineChart(ChartBase):
             cells = data.path_cells(path)
             if cells:
                 series.append((("path", path, len(cells) > SYMBOLS_UP_TO), path, cells)
-                              + _series_arrays(cells, self.metric, pos_of))
+                              + _series_arrays(cells, self.metric_name, pos_of))
         for b in data.baselines:
             for path, cells in b.series.items():
                 if cells:
                     series.append((("base", b.label, path), f"{path} · {b.label}", cells)
-                                  + _series_arrays(cells, self.metric, pos_of))
+                                  + _series_arrays(cells, self.metric_name, pos_of))
         structure = (cat,) + tuple(s[0] for s in series)
         rebuild = structure != self._structure
         if rebuild:  # other curves (or the first redraw): new items; else the same items take the new arrays

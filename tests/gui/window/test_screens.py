@@ -1,6 +1,7 @@
 """The window fits the screen: it opens within the available geometry, never grows past it (the noisy banner, a
 weight shown as the kernel used it), and every tab's key columns are visible at 1024x700 without scrolling."""
 
+import pytest
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QApplication
 
@@ -106,8 +107,9 @@ def _visible_columns(table, names):
     return out
 
 
-def test_run_table_key_columns_visible_at_1024(make_window, qtbot, monkeypatch):
-    win = _noisy_run(make_window, qtbot, monkeypatch, paths=("dense", "channels_last", "mkldnn"))
+@pytest.mark.parametrize("size", [SMALL, (1440, 900)])
+def test_run_table_key_columns_visible(make_window, qtbot, monkeypatch, size):
+    win = _noisy_run(make_window, qtbot, monkeypatch, size=size, paths=("dense", "channels_last", "mkldnn"))
     _settle(qtbot)
     seen = _visible_columns(win.table, ("path", "status", "median ms", "vs baseline", "GFLOP/s"))
     assert all(seen.values()), seen
@@ -149,7 +151,19 @@ def test_compare_key_columns_visible_at_1024(make_window, qtbot, tmp_path):
     assert all(seen.values()), seen
 
 
-def test_model_table_headers_not_clipped(make_window, qtbot):
+@pytest.fixture
+def big_font():
+    """A desktop's larger UI font (headers must fit whatever the font)."""
+    from PySide6.QtGui import QFont
+
+    app = QApplication.instance()
+    old = app.font()
+    app.setFont(QFont(old.family(), 13))
+    yield
+    app.setFont(old)
+
+
+def test_model_table_headers_not_clipped(make_window, qtbot, big_font):
     from PySide6.QtGui import QFontMetrics
 
     win = make_window(spec=parse_descriptor(TINY), size=SMALL)
@@ -162,7 +176,7 @@ def test_model_table_headers_not_clipped(make_window, qtbot):
     model = table.model()
     for c in range(model.columnCount()):
         name = str(model.headerData(c, Qt.Horizontal))
-        if "predicted" in name:
+        if name == "predicted speedup":
             assert head.sectionSize(c) >= fm.horizontalAdvance(name) + 8, (name, head.sectionSize(c))
             x = table.columnViewportPosition(c)
             assert 0 <= x and x + head.sectionSize(c) <= table.viewport().width() + 1, name
