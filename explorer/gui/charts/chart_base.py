@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
@@ -238,10 +238,22 @@ class ChartBase(QWidget):
         if not text and not self.message.isVisible():
             return  # nothing shown, nothing to show: no text layout
         self.message.setText(text)
+        self._wrap_message()
         vb = self.plot.getViewBox()
         r = vb.viewRect()
         self.message.setPos(r.center())
         self.message.setVisible(bool(text))
+
+    def _wrap_message(self) -> None:
+        """The hint wraps inside the plot area (centred on it, a long one was cut at both sides)."""
+        w = self.plot.getViewBox().width()
+        if w > 40:
+            doc = self.message.textItem.document()
+            opt = doc.defaultTextOption()
+            opt.setAlignment(Qt.AlignHCenter)
+            doc.setDefaultTextOption(opt)
+            self.message.textItem.setTextWidth(max(120.0, 0.9 * w))
+            self.message.updateTextPos()
 
     def set_theme(self, name: str) -> None:
         self._theme = name
@@ -258,6 +270,8 @@ class ChartBase(QWidget):
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._compose_title()  # the key's line breaks follow the width
+        if self.message.isVisible():
+            self._wrap_message()
         data = getattr(self, "_data", None)
         if data is not None and data.mode == "batch" and self.draws_layer_ticks:
             layer_ticks(self.plot, data, self.plot_widget.width(), self.plot_widget.height())  # abbreviations follow the width

@@ -88,9 +88,10 @@ def _line_hover(parts) -> tuple:
 def _noisy_marks(plot, theme_name: str = "light") -> pg.PlotDataItem:
     """Crosses over the points another program disturbed (follows log axes), in the theme's text colour (the old
     amber was close to mkldnn's orange); their key is in the title (common.doubt.MARK_NAME)."""
-    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=13, symbolBrush=mark_color(theme_name),
-                           symbolPen=mark_pen(theme_name, 1.5))
-    item.setZValue(20)
+    # Behind the curves, larger than their symbols: the arms stick out, the path's colour stays in the middle.
+    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=17, symbolBrush=mark_color(theme_name),
+                           symbolPen=mark_pen(theme_name, 1.0))
+    item.setZValue(-1)
     plot.addItem(item)
     return item
 
@@ -108,7 +109,7 @@ def _key_marks(chart) -> None:
         chart.keys.append((MARK_NAME, mark_color(chart._theme), False))
     if marks is not None:
         marks.setSymbolBrush(mark_color(chart._theme))
-        marks.setSymbolPen(mark_pen(chart._theme, 1.5))
+        marks.setSymbolPen(mark_pen(chart._theme, 1.0))
 
 
 # ---- line chart -------------------------------------------------------------------------------------------

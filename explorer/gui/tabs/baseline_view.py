@@ -223,8 +223,8 @@ class BaselineView(QWidget):
         # The answer first: the medians, speedup and verdict right after the path (the model keeps its order);
         # the long name / desc and vary go last, so a 1024 px window shows the answer without scrolling.
         hh = self.table.horizontalHeader()
-        for pos, name in enumerate(("match", "path", "dtype", "threads", "A median ms", "B median ms", "speedup",
-                                    "verdict")):
+        for pos, name in enumerate(("match", "path", "A median ms", "B median ms", "speedup", "verdict", "dtype",
+                                    "threads")):
             hh.moveSection(hh.visualIndex(COLUMNS.index(name)), pos)
         self.doubt = DoubtBanner()  # the app's one banner for noisy figures
         lay = QVBoxLayout(self)
@@ -352,7 +352,9 @@ class BaselineView(QWidget):
         c = self.comparison
         g = c.geomean
         ratios = len(c.speedups)
-        if g is None:
+        if g is None and c.uncertain:
+            head = "Every matched pair with both medians has a noisy side: no trusted speedup to average"
+        elif g is None:
             head = "No matched pair has both medians yet"
         else:
             head = f"Geometric mean speedup A / B = {g:.3f}x ({c.verdict}) over {ratios} matched pairs"

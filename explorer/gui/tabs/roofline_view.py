@@ -28,7 +28,7 @@ import os
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import log_axes
 from explorer.gui.charts.chart_base import HoverLabel, nearest
@@ -123,6 +123,8 @@ class RooflineView(QWidget):
         # the "fp32 peak" label on some machine. It is exported with the chart (the layout is the export item).
         self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
         self.layout_widget.addItem(self.legend, row=0, col=1)
+        self.layout_widget.ci.layout.setAlignment(self.legend, Qt.AlignTop)  # its natural height, at the top
+        self.legend.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         self.definition = pg.LabelItem("", justify="left", size="8pt")
         self.layout_widget.addItem(self.definition, row=1, col=0, colspan=2)
         self.note = pg.TextItem("", color="#b3261e", anchor=(0.5, 0.5))
@@ -257,9 +259,10 @@ class RooflineView(QWidget):
         self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
         self.noisy_points = len(noisy_x)
         if noisy_x:
-            marks = pg.PlotDataItem(np.array(noisy_x), np.array(noisy_y), pen=None, symbol="x", symbolSize=13,
-                                    symbolBrush=mark_color(self._theme), symbolPen=mark_pen(self._theme, 1.5))
-            marks.setZValue(20)
+            # Behind the points, larger: the arms stick out and the path's colour stays readable in the middle.
+            marks = pg.PlotDataItem(np.array(noisy_x), np.array(noisy_y), pen=None, symbol="x", symbolSize=19,
+                                    symbolBrush=mark_color(self._theme), symbolPen=mark_pen(self._theme, 1.0))
+            marks.setZValue(-1)
             self._add(marks, MARK_NAME)
         ys = [p.gflops for p in roof.points] + [c.peak_gflops for c in roof.ceilings]
         ys += [c.attainable(lo) for c in roof.ceilings]

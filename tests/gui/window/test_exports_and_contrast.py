@@ -177,3 +177,18 @@ def test_reopened_session_says_layouts_are_not_stored(make_window, qtbot, tmp_pa
     assert win.open_session(str(path))
     assert win.layout_view.stack.currentWidget() is win.layout_view.placeholder
     assert "not stored" in win.layout_view.placeholder.text()
+
+
+def test_empty_sweep_hints_fit_their_plot(qtbot):
+    from explorer.gui.charts.bar_chart import BarChart
+    from explorer.gui.charts.line_charts import LineChart
+
+    for chart in (BarChart(), LineChart()):
+        qtbot.addWidget(chart)
+        chart.resize(330, 300)
+        chart.show()
+        chart._show_message("Run a batch: one bar group per layer appears as each finishes, with its speedup.")
+        qtbot.wait(20)
+        text = chart.message.textItem.mapRectToScene(chart.message.textItem.boundingRect())
+        area = chart.plot.getViewBox().sceneBoundingRect()
+        assert area.left() - 1 <= text.left() and text.right() <= area.right() + 1, (text, area)
