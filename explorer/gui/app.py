@@ -15,6 +15,7 @@ APP = "mkldnn-explorer"
 SETTINGS_ENV = "MKLDNN_EXPLORER_SETTINGS"  # an .ini path: isolates settings (tests, scripted runs)
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+_STYLE = None
 
 
 def display_problem(env=None) -> str | None:
@@ -146,7 +147,12 @@ def make_app(argv=None):
     app.setOrganizationName(ORG)
     app.setApplicationName(APP)
     app.setApplicationDisplayName("MKLDNN Explorer")
-    app.setStyle("Fusion")
+    from explorer.gui.common.style import AppStyle
+
+    if not isinstance(app.style(), AppStyle):
+        global _STYLE
+        _STYLE = AppStyle()  # Fusion, with indicators visible in both themes (kept alive here, not only by Qt)
+        app.setStyle(_STYLE)
     try:
         from importlib import resources
 
@@ -262,7 +268,7 @@ def run_gui(args) -> int:
         cur = win.panel.spec
         if cur is not None:
             win.panel.set_spec(cur.replace(dtype=dtype or cur.dtype, bias=cur.bias if bias is None else bias))
-    win.resize(width, height)
+    win.resize_within_screen(width, height)  # never past the screen, whatever --size asks
     win.show()
 
     probe = StallProbe()
@@ -290,7 +296,9 @@ def run_gui(args) -> int:
 
                 print(json.dumps({"results": [r.row() if hasattr(r, "row") else r for r in rows]}, indent=1))
             else:
-                print(f"sweep: {len(rows)} rows ({sum(1 for r in rows if getattr(r, 'status', None) == 'ok')} ok)")
+                from explorer.core.report.sweep_data import count_text
+
+                print(f"sweep: {count_text(rows)}")
                 if sv.data.mode == "batch":
                     from explorer.core.problem.batch import batch_summary
 

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.core.problem.spec import ConvSpec
+from explorer.core.report.results import row_is_noisy
 
 BYTES_DEFINITION = (
     "bytes moved = (input + weight + output elements) x dtype size: each tensor's logical size read or "
@@ -127,6 +128,7 @@ class RooflinePoint:
     ceiling: str  # the Ceiling.name this point is judged against
     attainable: float
     peak_gflops: float  # the ceiling's flat part
+    noisy: bool = False  # another program disturbed its timing: drawn crossed, its efficiency uncertain
 
     @property
     def efficiency(self) -> float:
@@ -201,14 +203,16 @@ def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:
             if r.get("status") != "ok" or not r.get("gflops") or r.get("mb") is None:
                 continue
             spec, path, threads, vary, gflops = spec_from_row(r), r.get("path") or "", r.get("threads"), r.get("vary") or "", float(r["gflops"])
+            noisy = row_is_noisy(r)
         else:
             if r.status != "ok" or not r.gflops:
                 continue
             spec, path, threads, vary, gflops = r.spec, r.path, r.threads, r.vary, float(r.gflops)
+            noisy = (getattr(r, "quality", "") or "") == "noisy"
         c = ceiling_for(spec.dtype, ceilings)
         nbytes = path_bytes(r, spec) if bytes_mode == "path" else bytes_moved(spec)
         ai = spec.ops / nbytes if nbytes else arithmetic_intensity(spec)
         p = RooflinePoint(spec.desc, spec.name, path, spec.dtype, threads, vary, spec.ops, nbytes, ai,
-                          gflops, c.name, c.attainable(ai), c.peak_gflops)
+                          gflops, c.name, c.attainable(ai), c.peak_gflops, noisy)
         points.append(p)
     return Roofline(points, ceilings)

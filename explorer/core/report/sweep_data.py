@@ -321,3 +321,18 @@ class SweepData:
                     continue
                 b.series.setdefault(c.path, []).append((x, c))
             # a grid has no overlay: the heatmap draws one value per cell
+
+
+def count_text(rows) -> str:
+    """"18 rows (12 ok, 6 noisy)": ok counts the trusted rows only, noisy the ok rows another program disturbed
+    (Results or CSV row dicts). Said the same way in the Sweep tab and in `gui --vary`'s last lines."""
+    def status(r):
+        return r.get("status") if isinstance(r, dict) else getattr(r, "status", None)
+
+    def quality(r):
+        return (r.get("quality") if isinstance(r, dict) else getattr(r, "quality", "")) or ""
+
+    ok = [r for r in rows if status(r) == "ok"]
+    noisy = sum(1 for r in ok if quality(r) == "noisy")
+    parts = [f"{len(ok) - noisy} ok"] + ([f"{noisy} noisy"] if noisy else [])
+    return f"{len(rows)} rows ({', '.join(parts)})"

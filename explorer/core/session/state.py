@@ -281,6 +281,9 @@ class SessionState:
         self.results: list[Result] = []
         self.run_spec = None  # the spec the Run rows were measured with
         self.run_options: dict | None = None  # the options they were measured with
+        # Where the Run rows came from: "run" (measured here: their tensors' layouts are held) or "file" (a
+        # reopened session: layouts are read from live tensors and never stored, so the rows have none).
+        self.results_from = "run"
         self.sweep = SweepState()
         self.model = ModelState()
         self.peaks = Peaks()
@@ -332,6 +335,16 @@ class SessionState:
         self.run_options = dict(options) if options is not None else None
         self.notify("results", ("reset", self.results))
 
+    def layouts_missing(self, r) -> str:
+        """Why row r shows no tensor layouts ('' when it has them or did not run): a reopened session's rows
+        carry none."""
+        if r is None or r.status != "ok" or r.layouts:
+            return ""
+        if self.results_from == "file":
+            return (f"Layouts are not stored in session files: {r.path}'s tensors were not kept. Run it again "
+                    "(Run) to see its input, weight and output layouts; its trace and times are shown as saved.")
+        return ""  # measured here: the view's own placeholder says what to do
+
     def set_peak(self, peak) -> None:
         if peak is None:
             return
@@ -382,6 +395,7 @@ class SessionState:
         if isinstance(ev, RunStarted):
             self.run_spec = ev.spec
             self.run_options = dict(ev.options)
+            self.results_from = "run"
             self.results.clear()
             self.notify("results", ("reset", self.results))
             self.begin("run", total=len(ev.options.get("paths") or ()), budget=(ev.options.get("budget_ms") or 0) / 1e3)
@@ -475,6 +489,7 @@ class SessionState:
         self.set_baseline(o.get("baseline") or "")
         run_opts = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace")} if stored.results else None
         self.set_sweep(stored.sweep)
+        self.results_from = "file"
         self.set_results(stored.results, stored.results[0].spec if stored.results else stored.spec, run_opts)
         self.set_model_report(getattr(stored, "model", None))
 

@@ -26,13 +26,13 @@ class BarChart(ChartBase):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.metric = "gflops"
+        self.metric_name = "gflops"
         self.log_y = False
         self.bars: dict[str, pg.BarGraphItem] = {}
 
     def set_axes(self, metric: str | None = None, log_y: bool | None = None, **_) -> None:
         if metric is not None:
-            self.metric = metric
+            self.metric_name = metric
         if log_y is not None:
             self.log_y = log_y
 
@@ -45,13 +45,13 @@ class BarChart(ChartBase):
         self._reset_items()
         self.bars = {}
         self.bar_x: dict[str, list] = {}
-        self.plot.setLabel("left", METRICS[self.metric])
+        self.plot.setLabel("left", METRICS[self.metric_name])
         self.plot.setLabel("bottom", "layer")
         paths = ordered(data.paths)
         k = max(1, len(paths))
         w = 0.8 / k
-        vals = [c.value(self.metric) for p in paths for _, c in data.path_cells(p)]
-        vals += [c.value(self.metric) for b in data.baselines for cs in b.series.values() for _, c in cs]
+        vals = [c.value(self.metric_name) for p in paths for _, c in data.path_cells(p)]
+        vals += [c.value(self.metric_name) for b in data.baselines for cs in b.series.values() for _, c in cs]
         vals = [v for v in vals if v]
         floor = 10 ** math.floor(math.log10(min(vals))) if (self.log_y and vals) else 0.0
         self.plot.setLogMode(False, self.log_y)
@@ -68,7 +68,7 @@ class BarChart(ChartBase):
             if not cells:
                 continue
             x = np.array([coord - 0.4 + w * (j + 0.5) for coord, _ in cells], dtype=float)
-            v = np.array([c.value(self.metric) or np.nan for _, c in cells], dtype=float)
+            v = np.array([c.value(self.metric_name) or np.nan for _, c in cells], dtype=float)
             h = heights(v)
             color = path_color(path)
             bars = pg.BarGraphItem(x=x, y0=y0, height=h, width=w * 0.92, brush=pg.mkBrush(qcolor(path, 225)),
@@ -76,7 +76,7 @@ class BarChart(ChartBase):
             self._add(bars, path)
             self.bars[path] = bars
             self.bar_x[path] = [coord for coord, _ in cells]
-            lo_hi = np.array([c.spread(self.metric) for _, c in cells], dtype=float).reshape(-1, 2)
+            lo_hi = np.array([c.spread(self.metric_name) for _, c in cells], dtype=float).reshape(-1, 2)
             top_v = y0 + h
             err = pg.ErrorBarItem(x=x, y=top_v, top=np.nan_to_num(y0 + heights(lo_hi[:, 1]) - top_v),
                                   bottom=np.nan_to_num(top_v - y0 - heights(lo_hi[:, 0])), beam=w * 0.4,
@@ -91,7 +91,7 @@ class BarChart(ChartBase):
                     continue
                 j = paths.index(path)
                 x = np.array([coord - 0.4 + w * (j + 0.5) for coord, _ in cells], dtype=float)
-                v = np.array([c.value(self.metric) or np.nan for _, c in cells], dtype=float)
+                v = np.array([c.value(self.metric_name) or np.nan for _, c in cells], dtype=float)
                 h = heights(v)
                 outline = pg.BarGraphItem(x=x, y0=y0, height=h, width=w * 0.92, brush=pg.mkBrush(None),
                                           pen=pg.mkPen(path_color(path), width=1.6, style=Qt.DashLine))

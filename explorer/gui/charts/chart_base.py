@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import layer_ticks, log_axes
 from explorer.gui.common.colors import path_color, theme
+from explorer.gui.common.doubt import MARK_NAME
 
 __all__ = ["ChartBase", "HoverLabel", "style_plot", "nearest", "hover_text"]
 
@@ -195,11 +196,12 @@ class ChartBase(QWidget):
             width = max(self.plot_widget.width() - 40, 160)
             lines, line, used = [], [], 0.0
             # One key per path, then one per baseline (its dashed curves use the path colours).
-            keys = [(n, c, False) for n, c, d in self.keys if not d]
+            keys = [(n, c, False) for n, c, d in self.keys if not d and n != MARK_NAME]
             for label in dict.fromkeys(n.partition(" · ")[2] for n, _, d in self.keys if d):
                 keys.append((f"{label} (dashed)", theme(self._theme)["muted"], True))
+            keys += [(n, c, False) for n, c, d in self.keys if n == MARK_NAME]  # the crosses' key last
             for name, color, dashed in keys:
-                mark = "&#8211;&#8201;&#8211;" if dashed else "&#9632;"
+                mark = "&#8211;&#8201;&#8211;" if dashed else "&#10005;" if name == MARK_NAME else "&#9632;"
                 part = f'<span style="color:{color}">{mark}</span>&nbsp;{name}'
                 need = (len(name) + 4) * fm_px
                 if line and used + need > width:
@@ -236,10 +238,22 @@ class ChartBase(QWidget):
         if not text and not self.message.isVisible():
             return  # nothing shown, nothing to show: no text layout
         self.message.setText(text)
+        self._wrap_message()
         vb = self.plot.getViewBox()
         r = vb.viewRect()
         self.message.setPos(r.center())
         self.message.setVisible(bool(text))
+
+    def _wrap_message(self) -> None:
+        """The hint wraps inside the plot area (centred on it, a long one was cut at both sides)."""
+        w = self.plot.getViewBox().width()
+        if w > 40:
+            doc = self.message.textItem.document()
+            opt = doc.defaultTextOption()
+            opt.setAlignment(Qt.AlignHCenter)
+            doc.setDefaultTextOption(opt)
+            self.message.textItem.setTextWidth(max(120.0, 0.9 * w))
+            self.message.updateTextPos()
 
     def set_theme(self, name: str) -> None:
         self._theme = name
@@ -256,6 +270,8 @@ class ChartBase(QWidget):
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._compose_title()  # the key's line breaks follow the width
+        if self.message.isVisible():
+            self._wrap_message()
         data = getattr(self, "_data", None)
         if data is not None and data.mode == "batch" and self.draws_layer_ticks:
             layer_ticks(self.plot, data, self.plot_widget.width(), self.plot_widget.height())  # abbreviations follow the width

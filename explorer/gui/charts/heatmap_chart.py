@@ -13,6 +13,7 @@ from explorer.core.paths.base import PATHS
 from explorer.core.report.sweep_data import Cell, SweepData
 from explorer.gui.charts.chart_base import ChartBase
 from explorer.gui.common.colors import ordered, path_color, qcolor
+from explorer.gui.common.doubt import MARK_NAME, approx
 
 __all__ = ["HeatmapChart", "fmt_x"]
 
@@ -60,6 +61,7 @@ class HeatmapChart(ChartBase):
         labels: dict[tuple[int, int], str] = {}
         f1, f2 = (data.fields + ("", ""))[:2]
         by_cell: dict[tuple, dict[str, Cell]] = {}
+        self.unsure_cells = 0  # cells with a noisy timing: their labels carry ~
         for (idx, p), c in data.cells.items():
             if c.ok and idx in data.coord:
                 by_cell.setdefault(data.coord[idx], {})[p] = c
@@ -76,11 +78,13 @@ class HeatmapChart(ChartBase):
                     c = cs[p]
                     lines.append(f"  {p}: {c.median:.4g} ms" + (f" · {c.gflops:.4g} GFLOP/s" if c.gflops else ""))
                 unsure = any(c.noisy for c in cs.values())
+                self.unsure_cells += unsure
                 if unsure:
                     lines.append("uncertain: a noisy timing in this cell")
                 texts[(i, j)] = "\n".join(lines)
-                labels[(i, j)] = (_abbrev_path(best.path) + ("?" if unsure else "")
-                                  + (f"\n{fmt_x(base.median / best.median)}" if base else ""))
+                # the app's `~` for a doubtful figure (a noisy timing in the cell)
+                labels[(i, j)] = (approx(_abbrev_path(best.path), unsure)
+                                  + (f"\n{approx(fmt_x(base.median / best.median), unsure)}" if base else ""))
             else:
                 c = cs.get(self.path)
                 if c is None or base is None:
@@ -88,10 +92,11 @@ class HeatmapChart(ChartBase):
                 s = base.median / c.median
                 grid[i, j] = math.log2(s)
                 unsure = c.noisy or base.noisy
+                self.unsure_cells += unsure
                 texts[(i, j)] = (f"{head}\n{self.path}: {s:.3g}x vs {self.baseline_path}"
                                  f"{' (uncertain: noisy)' if unsure else ''}\n"
                                  f"{c.median:.4g} ms vs {base.median:.4g} ms")
-                labels[(i, j)] = fmt_x(s) + ("?" if unsure else "")
+                labels[(i, j)] = approx(fmt_x(s), unsure)
         self.grid = grid if (nx and ny) else np.full((0, 0), np.nan, dtype=np.float32)
         self._cell_text = texts
         self.legend.clear()
@@ -101,6 +106,8 @@ class HeatmapChart(ChartBase):
             # The legend lives in the title (coloured squares): a legend box would cover cells.
             keys = "&nbsp;&nbsp;".join(f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}' for p in paths)
             # Two lines: one long line sets the plot's minimum width and pushes cells out of the view.
+            if self.unsure_cells:
+                keys += f"&nbsp;&nbsp; ~ {MARK_NAME}"
             self._set_title(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
                             + (f"<br>{keys}" if keys else ""))
             self.legend_paths = list(paths)
@@ -117,7 +124,8 @@ class HeatmapChart(ChartBase):
             # The colour key goes in the title too (the colorbar item can end up squeezed out of the layout).
             self._set_title(f"Speedup of {self.path} vs {self.baseline_path}<br>"
                                f"<span style='color:#3b4cc0'>&#9632;</span> slower ({fmt_x(2 ** -m)}) · "
-                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})")
+                               f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})"
+                               + (f" · ~ {MARK_NAME}" if self.unsure_cells else ""))
             cmap = pg.colormap.get("CET-D1A")
             self.image.setLookupTable(cmap.getLookupTable(nPts=256))
             self.image.setImage(grid, levels=(-m, m), autoLevels=False)

@@ -16,8 +16,9 @@ from explorer.core.report.sweep_data import SweepData
 from explorer.gui.charts.chart_axes import METRICS, layer_ticks, unrotate, x_ticks
 from explorer.gui.charts.chart_base import ChartBase
 from explorer.gui.common.colors import ordered, path_color, qcolor, theme
+from explorer.gui.common.doubt import MARK_NAME, mark_color, mark_pen
 
-__all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO", "NOISY_PEN"]
+__all__ = ["LineChart", "SpeedupChart", "SYMBOLS_UP_TO"]
 
 
 SYMBOLS_UP_TO = 200  # more points a curve than this: a plain 1 px line (symbols cost ~26 ms a redraw at 1,000)
@@ -84,20 +85,31 @@ def _line_hover(parts) -> tuple:
     return (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
 
 
-NOISY_PEN = "#d68910"
-
-
-def _noisy_marks(plot) -> pg.PlotDataItem:
-    """Crosses over the points another program disturbed (not in the legend; follows log axes)."""
-    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=13, symbolBrush=NOISY_PEN,
-                           symbolPen=pg.mkPen(NOISY_PEN, width=2))
-    item.setZValue(20)
+def _noisy_marks(plot, theme_name: str = "light") -> pg.PlotDataItem:
+    """Crosses over the points another program disturbed (follows log axes), in the theme's text colour (the old
+    amber was close to mkldnn's orange); their key is in the title (common.doubt.MARK_NAME)."""
+    # Behind the curves, larger than their symbols: the arms stick out, the path's colour stays in the middle.
+    item = pg.PlotDataItem([], [], pen=None, symbol="x", symbolSize=17, symbolBrush=mark_color(theme_name),
+                           symbolPen=mark_pen(theme_name, 1.0))
+    item.setZValue(-1)
     plot.addItem(item)
     return item
 
 
 def _set_marks(item, xs, ys) -> None:
     item.setData(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+
+
+def _key_marks(chart) -> None:
+    """The crosses' entry in the chart's key while any is drawn."""
+    marks = getattr(chart, "noisy_marks", None)
+    n = 0 if marks is None or marks.xData is None else len(marks.xData)
+    chart.keys = [k for k in chart.keys if k[0] != MARK_NAME]
+    if n:
+        chart.keys.append((MARK_NAME, mark_color(chart._theme), False))
+    if marks is not None:
+        marks.setSymbolBrush(mark_color(chart._theme))
+        marks.setSymbolPen(mark_pen(chart._theme, 1.0))
 
 
 # ---- line chart -------------------------------------------------------------------------------------------
@@ -108,17 +120,17 @@ class LineChart(ChartBase):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.metric = "median_ms"
+        self.metric_name = "median_ms"  # not "metric": PySide took that attribute for QWidget::metric()
         self.log_x = False
         self.log_y = False
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.baseline_curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._errs: dict[str, pg.ErrorBarItem] = {}
-        self._set_label("left", METRICS[self.metric])
+        self._set_label("left", METRICS[self.metric_name])
 
     def set_axes(self, metric: str | None = None, log_x: bool | None = None, log_y: bool | None = None) -> None:
         if metric is not None:
-            self.metric = metric
+            self.metric_name = metric
         if log_x is not None:
             self.log_x = log_x
         if log_y is not None:
@@ -130,7 +142,7 @@ class LineChart(ChartBase):
         cat = data.categorical_x
         log_x, log_y = self.log_x and not cat, self.log_y
         self.plot.setLogMode(log_x, log_y)  # a no-op when unchanged (it only sets two check boxes)
-        self._set_label("left", METRICS[self.metric])
+        self._set_label("left", METRICS[self.metric_name])
         unrotate(self.plot)
         self._set_label("bottom", data.x_field or "value")
         x_ticks(self.plot, data, cat, log_x)
@@ -141,12 +153,12 @@ class LineChart(ChartBase):
             cells = data.path_cells(path)
             if cells:
                 series.append((("path", path, len(cells) > SYMBOLS_UP_TO), path, cells)
-                              + _series_arrays(cells, self.metric, pos_of))
+                              + _series_arrays(cells, self.metric_name, pos_of))
         for b in data.baselines:
             for path, cells in b.series.items():
                 if cells:
                     series.append((("base", b.label, path), f"{path} · {b.label}", cells)
-                                  + _series_arrays(cells, self.metric, pos_of))
+                                  + _series_arrays(cells, self.metric_name, pos_of))
         structure = (cat,) + tuple(s[0] for s in series)
         rebuild = structure != self._structure
         if rebuild:  # other curves (or the first redraw): new items; else the same items take the new arrays
@@ -197,6 +209,7 @@ class LineChart(ChartBase):
                 mx += list(x[flags])
                 my += list(y[flags])
         _set_marks(self.noisy_marks, mx, my)
+        _key_marks(self)
         self.plot.enableAutoRange()
         if not self.curves and not self.baseline_curves:
             self._show_message("Run a sweep: results land here point by point.")
@@ -345,6 +358,7 @@ class SpeedupChart(ChartBase):
             _set_marks(self.noisy_marks, mx, my)
         if data.mode == "batch" and getattr(self, "noisy_marks", None) is not None:
             _set_marks(self.noisy_marks, [], [])
+        _key_marks(self)
         self.plot.enableAutoRange()
         if not self.curves:
             msg = (f"No {self.baseline_path} results yet to compare with." if data.cells else

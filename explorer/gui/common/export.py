@@ -71,6 +71,53 @@ class _ClippedCurves:
         return False
 
 
+class _ExportLook:
+    """While exporting, the items draw as for an export (pyqtgraph's setExportMode: each scatter symbol is its
+    own path, not a fragment of the symbol atlas, which SVG embedded whole in every mark), and legends scale
+    with the rest (they ignore the view's transform on screen, so a wider PNG left them at screen size)."""
+
+    def __init__(self, item, scale: float = 1.0):
+        self.item, self.scale = item, scale
+        self.items: list = []
+        self.legends: list = []
+
+    def __enter__(self):
+        import pyqtgraph as pg
+        from PySide6.QtWidgets import QGraphicsItem
+
+        flag = QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
+        for it in self.item.scene().items():
+            if isinstance(it, pg.ScatterPlotItem):
+                it.setExportMode(True, {"antialias": True, "resolutionScale": self.scale})
+                self.items.append(it)
+            if isinstance(it, pg.LegendItem) and it.flags() & flag:
+                it.setFlag(flag, False)
+                self.legends.append(it)
+        return self
+
+    def __exit__(self, *exc):
+        from PySide6.QtWidgets import QGraphicsItem
+
+        for it in self.items:
+            it.setExportMode(False)
+        for it in self.legends:
+            it.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, True)
+        return False
+
+
+def background_of(item):
+    """The chart's background colour as its view paints it (the theme's): an export must not be transparent,
+    or a dark theme's light text is invisible on a white page."""
+    from PySide6.QtGui import QColor
+
+    views = item.scene().views() if item.scene() is not None else []
+    if views:
+        brush = views[0].backgroundBrush()
+        if brush.style() != 0:  # Qt.NoBrush
+            return brush.color()
+    return QColor("#ffffff")
+
+
 def svg_of(item, path: str) -> None:
     """Vector export with QSvgGenerator (the scene renders its items as SVG shapes)."""
     from PySide6.QtGui import QPainter
@@ -92,7 +139,9 @@ def svg_of(item, path: str) -> None:
     gen.setTitle("MKLDNN Explorer chart")
     painter = QPainter(gen)
     try:
-        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        painter.fillRect(QRectF(0, 0, rect.width(), rect.height()), background_of(item))
+        with _ExportLook(item):
+            item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
     finally:
         painter.end()
 
@@ -123,7 +172,9 @@ def export_plot(chart, path: str, width: int = 1200) -> None:
         else:
             ex = exporters.ImageExporter(item)
             ex.parameters()["width"] = max(width, int(item.sceneBoundingRect().width()))
-            ex.export(tmp)
+            ex.parameters()["background"] = background_of(item)
+            with _ExportLook(item, ex.parameters()["width"] / max(1.0, item.sceneBoundingRect().width())):
+                ex.export(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -12,6 +12,7 @@ from PySide6 import QtGui, QtWidgets
 from PySide6.QtCore import Qt
 
 from explorer.core.trace.aten import BOOKKEEPING
+from explorer.gui.common.doubt import approx
 from explorer.gui.inspect.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
 
 __all__ = ["AtenView", "NO_ATEN_TEXT", "split_text"]
@@ -21,16 +22,31 @@ REST_TIP = ("The rest: everything outside a oneDNN primitive (PyTorch's own kern
             "framework dispatch and Python). From one traced call, so an estimate.")
 
 
-def split_text(median_ms, onednn_ms, reorder_ms, other_ms) -> str:
+def split_text(median_ms, onednn_ms, reorder_ms, other_ms, doubtful: bool = False) -> str:
+    """The median's split, every part at the median's precision (a sub-microsecond rest read "2.31e-04" in one
+    run and "0" in another); a doubtful split (a disturbed traced call) carries the app's `~`."""
     if median_ms is None or onednn_ms is None:
         return ""
+    digits = _digits(median_ms)
+
+    def ms(v):
+        return approx(f"{v:.{digits}f}", doubtful)
 
     def pct(v):
         return f" ({100 * v / median_ms:.0f} %)" if median_ms else ""
 
-    return (f"median <b>{format_ms(median_ms)} ms</b> = oneDNN {format_ms(onednn_ms)}{pct(onednn_ms)} + reorders "
-            f"{format_ms(reorder_ms or 0.0)}{pct(reorder_ms or 0.0)} + the rest <b>{format_ms(other_ms or 0.0)}</b>"
+    return (f"median <b>{format_ms(median_ms)} ms</b> = oneDNN {ms(onednn_ms)}{pct(onednn_ms)} + reorders "
+            f"{ms(reorder_ms or 0.0)}{pct(reorder_ms or 0.0)} + the rest <b>{ms(other_ms or 0.0)}</b>"
             f"{pct(other_ms or 0.0)}")
+
+
+def _digits(median_ms: float) -> int:
+    """Decimals that show the median to about four significant digits (at most 6: a microsecond-level call)."""
+    import math
+
+    if median_ms <= 0:
+        return 3
+    return max(1, min(6, 3 - math.floor(math.log10(median_ms))))
 
 
 class AtenView(QtWidgets.QWidget):
@@ -61,9 +77,11 @@ class AtenView(QtWidgets.QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setRootIsDecorated(True)
         self.tree.setIndentation(10)
-        self.tree.setTextElideMode(Qt.ElideMiddle)
+        self.tree.setTextElideMode(Qt.ElideRight)  # "aten::_convolution" stays readable from its start
         self.tree.header().setStretchLastSection(False)
-        self.tree.header().setSectionResizeMode(0, QtWidgets.QHeaderView.Stretch)
+        # The op names decide the first column's width (a horizontal scroll bar when the pane is narrow);
+        # a squeezed Stretch column middle-elided them to "aten::_...olution".
+        self.tree.header().setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeToContents)
         self.tree.header().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeToContents)
         self.tree.setToolTip("The ops one profiled call dispatched to, nested as torch.profiler saw them; "
                              "greyed: allocation and view bookkeeping.")
@@ -75,8 +93,9 @@ class AtenView(QtWidgets.QWidget):
         self.set_result(None)
 
     # ------------------------------------------------------------------------------------------- API
-    def set_result(self, r) -> None:
-        """Show a runner Result's ATen ops (r.aten), chain (r.aten_ops), split and route note; None clears."""
+    def set_result(self, r, doubtful: bool = False) -> None:
+        """Show a runner Result's ATen ops (r.aten), chain (r.aten_ops), split and route note; None clears.
+        doubtful: the profiled call was disturbed (its split carries `~`)."""
         self.tree.clear()
         ops = list(getattr(r, "aten", None) or []) if r is not None else []
         chain = getattr(r, "aten_ops", "") if r is not None else ""
@@ -88,7 +107,7 @@ class AtenView(QtWidgets.QWidget):
             note = (note + "; " if note else "") + f"one-off set-up {format_ms(compile_ms)} ms (not in the median)"
         self.note_label.setText(note)
         self.note_label.setVisible(bool(note))
-        text = split_text(r.median_ms, r.onednn_ms, r.reorder_ms, r.other_ms) if r is not None else ""
+        text = split_text(r.median_ms, r.onednn_ms, r.reorder_ms, r.other_ms, doubtful) if r is not None else ""
         self.split_label.setText(text)
         self.split_label.setVisible(bool(text))
         self.split_bar.setVisible(bool(text))

@@ -13,8 +13,10 @@ from PySide6.QtCore import Qt
 
 from explorer.core.layout.tags import alias_of
 from explorer.core.trace.onednn import TraceSummary
+from explorer.gui.common.doubt import DoubtBanner, approx, trace_doubt
 from explorer.gui.common.widgets import ElidedLabel
 from explorer.gui.inspect.time_bar import CONV_COLOUR, OTHER_COLOUR, REORDER_COLOUR, TimeBar, format_ms
+from explorer.gui.inspect.time_bar import format_ms as _format_ms
 
 __all__ = ["TraceView", "TraceTableModel", "TimeBar", "REORDER_TIP", "NO_PRIMITIVES_TEXT"]
 
@@ -120,7 +122,7 @@ class TraceTableModel(QtCore.QAbstractTableModel):
             if col == 7:
                 return p.problem
             if col == 8:
-                return format_ms(p.time_ms)
+                return approx(format_ms(p.time_ms), getattr(self, "doubtful", False))
         elif role == Qt.UserRole:
             return p
         elif role == Qt.ToolTipRole:
@@ -172,6 +174,8 @@ class TraceView(QtWidgets.QWidget):
         f.setBold(True)
         self.title_label.setFont(f)
         outer.addWidget(self.title_label)
+        self.doubt = DoubtBanner()  # the app's one banner: a disturbed traced call's times are uncertain
+        outer.addWidget(self.doubt)
 
         self.stack = QtWidgets.QStackedWidget()
         # oneDNN primitives (left) beside the ATen ops of one profiled call (right, aten_view.AtenView).
@@ -237,6 +241,8 @@ class TraceView(QtWidgets.QWidget):
         path ran no oneDNN primitive. `summary` (TraceSummary) is computed from the primitives if absent."""
         self.title_label.setText(title)
         self.title_label.setVisible(bool(title))
+        self.doubtful = self.model.doubtful = False  # until set_aten judges this call
+        self.doubt.say("")
         prims = list(primitives) if primitives is not None else None
         self.model.set_primitives(prims or [])
         self.raw_line.clear()
@@ -253,8 +259,19 @@ class TraceView(QtWidgets.QWidget):
         self._fit_columns()
 
     def set_aten(self, result) -> None:
-        """The ATen ops, chain, median split and route note of a runner Result (None clears)."""
-        self.aten_view.set_result(result)
+        """The ATen ops, chain, median split and route note of a runner Result (None clears); after set_trace,
+        whose traced call it judges: a disturbed one (or a noisy row) gets the banner and its times a `~`."""
+        s = self.summary
+        traced = (s.conv_time_ms + s.reorder_time_ms + s.other_time_ms) if s is not None else None
+        why = trace_doubt(result, traced)
+        self.doubt.say(why)
+        self.doubtful = self.model.doubtful = bool(why)
+        if why and self.model.rowCount():
+            self.model.dataChanged.emit(self.model.index(0, 0), self.model.index(self.model.rowCount() - 1,
+                                                                                 self.model.columnCount() - 1))
+        if s is not None and self.stack.currentIndex() == 1:
+            self._set_summary(s, self.model.rowCount())
+        self.aten_view.set_result(result, doubtful=bool(why))
 
     # --------------------------------------------------------------------------------------- helpers
     def summary_text(self) -> str:
@@ -262,6 +279,10 @@ class TraceView(QtWidgets.QWidget):
 
     def _set_summary(self, s, nrows: int) -> None:
         total = s.conv_time_ms + s.reorder_time_ms + s.other_time_ms
+        doubtful = getattr(self, "doubtful", False)
+
+        def format_ms(v):  # a disturbed call's times carry the app's `~`
+            return approx(_format_ms(v), doubtful)
 
         def pct(v):
             return f" ({100 * v / total:.0f} %)" if total > 0 else ""

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError
 from explorer.core.report.sweep_data import result_row
 from explorer.gui.common.colors import qcolor
+from explorer.gui.common.doubt import DoubtBanner, approx, hatch_brush, is_noisy
 
 CURRENT = "current results"
 
@@ -125,14 +126,17 @@ class ComparisonModel(QAbstractTableModel):
             if col in ("vary", "path", "dtype", "threads"):
                 v = any_row.get(col)
                 return "" if v is None else str(v)
+            # An uncertain pair (a noisy side) carries the app's `~` on its speedup and on the noisy median.
             if col == "A median ms":
-                return self._median(a)
+                return approx(self._median(a), is_noisy(a))
             if col == "B median ms":
-                return self._median(b)
+                return approx(self._median(b), is_noisy(b))
             if col == "speedup":
-                return _num(ratio, "{:.3f}x")
+                return approx(_num(ratio, "{:.3f}x"), verdict == "uncertain" or is_noisy(a) or is_noisy(b))
             if col == "verdict":
                 return verdict
+        if role == Qt.BackgroundRole and kind == "matched" and (is_noisy(a) or is_noisy(b)):
+            return hatch_brush()  # hatched as in the Run table: this pair is no finding
         if role == Qt.DecorationRole and col == "path" and any_row.get("path"):
             return qcolor(any_row["path"])
         if role == Qt.ForegroundRole:
@@ -150,6 +154,9 @@ class ComparisonModel(QAbstractTableModel):
             for side, r in (("A", a), ("B", b)):
                 if r is not None and r.get("status") != "ok":
                     parts.append(f"{side}: {r.get('status')} {r.get('error') or ''}".strip())
+                elif is_noisy(r):
+                    parts.append(f"{side} is noisy: another program disturbed its timing, so this speedup is "
+                                 f"uncertain{': ' + r['quality_reason'] if r.get('quality_reason') else ''}")
             return "\n".join(parts) or None
         return None
 
@@ -213,11 +220,19 @@ class BaselineView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # The answer first: the medians, speedup and verdict right after the path (the model keeps its order);
+        # the long name / desc and vary go last, so a 1024 px window shows the answer without scrolling.
+        hh = self.table.horizontalHeader()
+        for pos, name in enumerate(("match", "path", "A median ms", "B median ms", "speedup", "verdict", "dtype",
+                                    "threads")):
+            hh.moveSection(hh.visualIndex(COLUMNS.index(name)), pos)
+        self.doubt = DoubtBanner()  # the app's one banner for noisy figures
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 4)
         lay.setSpacing(4)
         lay.addWidget(self.head)
         lay.addWidget(self.summary)
+        lay.addWidget(self.doubt)
         lay.addWidget(self.table, 1)
 
         self.timer = QTimer(self)
@@ -288,8 +303,7 @@ class BaselineView(QWidget):
         self.baselines[label] = rows
         self.a_combo.addItem(label)
         self.b_combo.addItem(label)
-        if self.a_combo.count() == 1:
-            self.a_combo.setCurrentIndex(0)
+        self.a_combo.setCurrentText(label)  # a new baseline (Ctrl+B, Keep current) is what is compared against
         if self.sweep_view is not None:
             self.sweep_view.add_baseline(rows, label)
         self.baseline_added.emit(rows, label)
@@ -327,6 +341,7 @@ class BaselineView(QWidget):
 
         a, b = self.a_combo.currentText(), self.b_combo.currentText()
         if not a or a not in self.baselines:
+            self.doubt.say("")
             self.comparison = None
             self.model.set_comparison(None)
             self.summary.setText("Open a results CSV to compare against." if not self.baselines else
@@ -337,7 +352,9 @@ class BaselineView(QWidget):
         c = self.comparison
         g = c.geomean
         ratios = len(c.speedups)
-        if g is None:
+        if g is None and c.uncertain:
+            head = "Every matched pair with both medians has a noisy side: no trusted speedup to average"
+        elif g is None:
             head = "No matched pair has both medians yet"
         else:
             head = f"Geometric mean speedup A / B = {g:.3f}x ({c.verdict}) over {ratios} matched pairs"
@@ -345,6 +362,11 @@ class BaselineView(QWidget):
             f"{head} · {len(c.matched)} matched on desc, path, dtype and threads · {len(c.only_a)} only in A "
             f"({a}) · {len(c.only_b)} only in B ({b}). Speedup = A median / B median: above 1, B is faster "
             f"(as in the Run table and the sweep charts); inside the rows' spread it is 'no difference'.")
+        n_unsure = c.uncertain
+        self.doubt.say(f"⚠ {n_unsure} matched pair{'s' if n_unsure != 1 else ''} {'have' if n_unsure != 1 else 'has'} "
+                       "a noisy side (hatched, ~): another program disturbed the timing, so their speedups are "
+                       "uncertain and left out of the geometric mean; measure again on a quieter machine."
+                       if n_unsure else "")
         if self.model.rowCount():
             self._fit_columns()
 
@@ -353,6 +375,8 @@ class BaselineView(QWidget):
         self.table.resizeColumnsToContents()
         c = COLUMNS.index("name / desc")
         self.table.setColumnWidth(c, min(self.table.columnWidth(c), 240))
+        c = COLUMNS.index("vary")
+        self.table.setColumnWidth(c, min(self.table.columnWidth(c), 160))
 
     def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)

@@ -177,6 +177,11 @@ class ModelView(QWidget):
         self.modes_table = self._table(MODE_HEAD)
         self.modes_table.setObjectName("modelModes")
         self.modes_table.setSortingEnabled(False)
+        # The answer first: both speedups right after the measured time (the model's column order is unchanged,
+        # as the CSV's), so a 1024 px window shows them without scrolling sideways.
+        mh = self.modes_table.horizontalHeader()
+        for pos, name in ((3, "speedup"), (4, "predicted speedup")):
+            mh.moveSection(mh.visualIndex(MODE_HEAD.index(name)), pos)
 
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.layers)
@@ -212,6 +217,8 @@ class ModelView(QWidget):
         t.setSortingEnabled(True)
         t.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)  # the model's order until a header is clicked
         t.setWordWrap(False)
+        # Every header whole from the start ("predicted speedup" was clipped to "redicted speedu"); _fit keeps it.
+        t.horizontalHeader().resizeSections(QHeaderView.ResizeToContents)
         return t
 
     # ---- API ------------------------------------------------------------------------------------------
@@ -421,10 +428,12 @@ class ModelView(QWidget):
 
     @staticmethod
     def _fit(t: QTableWidget, caps: dict) -> None:
-        """Columns as wide as their content, capped (a cell's tooltip has the full text)."""
+        """Columns as wide as their content, capped (a cell's tooltip has the full text), never narrower than
+        their header."""
         t.resizeColumnsToContents()
+        hh = t.horizontalHeader()
         for c in range(t.columnCount()):
-            t.setColumnWidth(c, min(t.columnWidth(c), caps.get(c, 110)))
+            t.setColumnWidth(c, max(min(t.columnWidth(c), caps.get(c, 110)), hh.sectionSizeHint(c)))
 
     def _fill_modes(self, modes) -> None:
         from explorer.core.model.report import MODE_LABEL
@@ -480,6 +489,9 @@ class ModelView(QWidget):
         if t.rowCount() == 1 or self.report is not None:
             t.resizeColumnsToContents()
             t.setColumnWidth(len(MODE_HEAD) - 1, max(200, t.columnWidth(len(MODE_HEAD) - 1)))
+            hh = t.horizontalHeader()
+            for c in range(len(MODE_HEAD) - 1):  # a header never clipped, a long cell capped (its tooltip has it)
+                t.setColumnWidth(c, max(min(t.columnWidth(c), 150), hh.sectionSizeHint(c)))
 
     def layer_spec(self, row: int):
         item = self.layers.item(row, 0)

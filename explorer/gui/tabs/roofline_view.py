@@ -28,11 +28,12 @@ import os
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import log_axes
 from explorer.gui.charts.chart_base import HoverLabel, nearest
 from explorer.gui.common.colors import ordered, path_color, theme
+from explorer.gui.common.doubt import MARK_NAME, mark_color, mark_pen
 from explorer.gui.common.export import export_plot
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
@@ -118,9 +119,14 @@ class RooflineView(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
-        self.legend = self.plot.addLegend(offset=(-8, -8), labelTextSize="8pt", verSpacing=-6)
+        # The legend in its own column, beside the plot: inside it, whatever corner it took covered points or
+        # the "fp32 peak" label on some machine. It is exported with the chart (the layout is the export item).
+        self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
+        self.layout_widget.addItem(self.legend, row=0, col=1)
+        self.layout_widget.ci.layout.setAlignment(self.legend, Qt.AlignTop)  # its natural height, at the top
+        self.legend.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Fixed)
         self.definition = pg.LabelItem("", justify="left", size="8pt")
-        self.layout_widget.addItem(self.definition, row=1, col=0)
+        self.layout_widget.addItem(self.definition, row=1, col=0, colspan=2)
         self.note = pg.TextItem("", color="#b3261e", anchor=(0.5, 0.5))
         self.plot.addItem(self.note, ignoreBounds=True)
         self.hover = HoverLabel(self.plot, self._lookup)
@@ -227,6 +233,7 @@ class RooflineView(QWidget):
         for p in roof.points:
             groups.setdefault((p.path, p.dtype), []).append(p)
         hx, hy, texts = [], [], []
+        noisy_x, noisy_y = [], []  # points another program disturbed: crossed, as in the sweep charts
         self.point_items = {}
         self.above_roof = 0  # points above their roof (flagged)
         for path in ordered({k[0] for k in groups}):
@@ -244,10 +251,19 @@ class RooflineView(QWidget):
                 self.above_roof = getattr(self, "above_roof", 0) + sum(above)
                 self._add(item, f"{path} ({dt})" if len({k[1] for k in groups}) > 1 else path)
                 self.point_items[(path, dt)] = item
+                noisy_x += [p.ai for p in pts if p.noisy]
+                noisy_y += [p.gflops for p in pts if p.noisy]
                 hx.append(np.log10(x))
                 hy.append(np.log10(y))
                 texts += [self._point_text(p, peak is not None) for p in pts]
         self._hover_pts = (np.concatenate(hx) if hx else np.empty(0), np.concatenate(hy) if hy else np.empty(0), texts)
+        self.noisy_points = len(noisy_x)
+        if noisy_x:
+            # Behind the points, larger: the arms stick out and the path's colour stays readable in the middle.
+            marks = pg.PlotDataItem(np.array(noisy_x), np.array(noisy_y), pen=None, symbol="x", symbolSize=19,
+                                    symbolBrush=mark_color(self._theme), symbolPen=mark_pen(self._theme, 1.0))
+            marks.setZValue(-1)
+            self._add(marks, MARK_NAME)
         ys = [p.gflops for p in roof.points] + [c.peak_gflops for c in roof.ceilings]
         ys += [c.attainable(lo) for c in roof.ceilings]
         if ys:
@@ -276,7 +292,9 @@ class RooflineView(QWidget):
                  + (f" · {p.threads} threads" if p.threads else "")]
         if p.vary:
             lines.append(p.vary.replace(";", ", "))
-        lines.append(f"{p.gflops:.4g} GFLOP/s at AI {p.ai:.3g} FLOP/byte")
+        lines.append(f"{'~' if p.noisy else ''}{p.gflops:.4g} GFLOP/s at AI {p.ai:.3g} FLOP/byte")
+        if p.noisy:
+            lines.append("noisy: another program disturbed this timing (uncertain)")
         lines.append(f"{p.ops:.3g} FLOP, {p.bytes / 1e6:.3g} MB moved")
         if with_peak:
             lines.append(f"{100 * p.efficiency:.0f}% of attainable ({p.attainable:.4g} GFLOP/s, {p.bound} bound)")

@@ -49,12 +49,13 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError, InputError
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.core.report.sweep_data import SweepData
+from explorer.core.report.sweep_data import SweepData, count_text
 from explorer.gui.charts.bar_chart import BarChart
 from explorer.gui.charts.chart_axes import LOG_FIELDS
 from explorer.gui.charts.heatmap_chart import HeatmapChart
 from explorer.gui.charts.line_charts import LineChart, SpeedupChart
 from explorer.gui.common.colors import path_color, qcolor, theme
+from explorer.gui.common.doubt import DoubtBanner, banner_text
 from explorer.gui.common.export import export_plot
 from explorer.gui.common.widgets import FlowLayout
 from explorer.gui.jobs.sweep_worker import SweepController
@@ -183,6 +184,7 @@ class SweepView(QWidget):
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.doubt = DoubtBanner()  # the app's one banner: how many points are noisy, why, what helps
 
         # ---- chart controls ----------------------------------------------------------------------------
         self.metric_combo = QComboBox()
@@ -204,12 +206,17 @@ class SweepView(QWidget):
             self.heat_path.setItemData(self.heat_path.count() - 1, qcolor(p), Qt.DecorationRole)
         self.heat_path.setCurrentText("mkldnn")
         self.heat_label = QLabel("Heatmap:")
-        row2 = QHBoxLayout()
+        # The chart controls wrap too (at 1024 px the heatmap's combos pushed Export CSV off the tab); each
+        # label stays on the line of its combo.
+        self.chart_controls = QWidget()
+        row2 = FlowLayout(self.chart_controls, 6, 4)
         row2.setContentsMargins(0, 0, 0, 0)
-        for w in (QLabel("Show"), self.metric_combo, self.log_x, self.log_y, QLabel("   Baseline path"),
-                  self.baseline_combo, QLabel("  "), self.heat_label, self.heat_combo, self.heat_path):
+        base_label = QLabel("Baseline path")
+        for w in (QLabel("Show"), self.metric_combo, self.log_x, self.log_y, base_label, self.baseline_combo,
+                  self.heat_label, self.heat_combo, self.heat_path):
             row2.addWidget(w)
-        row2.addStretch(1)
+        for w in (self.metric_combo, self.log_x, self.log_y, self.baseline_combo, self.heat_path):
+            w.setProperty("flowBreak", True)
 
         # "Does it help my network?": a batch's total, each layer weighted by its *N count, and the geomean.
         self.total_label = QLabel("")
@@ -253,7 +260,8 @@ class SweepView(QWidget):
         lay.setSpacing(4)
         lay.addWidget(self.controls)
         lay.addWidget(self.message)
-        lay.addLayout(row2)
+        lay.addWidget(self.doubt)
+        lay.addWidget(self.chart_controls)
         lay.addWidget(self.total_label)
         lay.addWidget(self.split, 1)
         lay.addLayout(row3)
@@ -603,13 +611,11 @@ class SweepView(QWidget):
         self.session.apply(SweepFinished(last, cancelled))  # the session learns the paths' overhead from it
         rows = self.results()
         n = len(rows)
-        ok = sum(1 for r in rows if getattr(r, "status", None) == "ok"
-                 or (isinstance(r, dict) and r.get("status") == "ok"))
         if cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
             self.progress.setFormat("stopped at %v/%m")
         else:
-            msg = f"Sweep done: {n} rows ({ok} ok) in {took:.1f} s."
+            msg = f"Sweep done: {count_text(rows)} in {took:.1f} s."
             self.progress.setValue(self.progress.maximum())
             self.progress.setFormat("done: %m points")
         if self.csv_path:
@@ -730,6 +736,7 @@ class SweepView(QWidget):
         if not force and self._drawn == self.data.version:
             return
         self._drawn = self.data.version
+        self.doubt.say(banner_text(self.results(), "points", "crossed on the charts, ~ in the heatmap"))
         self._apply_options()
         mode = self.data.mode if self.data.configured else self.mode
         if mode == "grid":

@@ -45,6 +45,27 @@ class WindowInspector:
             cap = self._COLUMN_CAPS.get(name)
             self.table.setColumnWidth(c, min(w, cap) if cap else w)
         self._update_spans()
+        self._show_key_columns()
+
+    KEY_COLUMNS = 5  # path, status, median, vs baseline, GFLOP/s: what the table must show without scrolling
+    DETAIL_MIN_W = 360  # the layouts / trace beside the table keep at least this
+
+    def key_columns_width(self) -> int:
+        """The width the table needs to show its key columns whole (its frame and scroll bar included)."""
+        t = self.table
+        cols = sum(t.columnWidth(c) for c in range(min(self.KEY_COLUMNS, self.proxy.columnCount())))
+        return cols + t.verticalScrollBar().sizeHint().width() + 2 * t.frameWidth() + 2
+
+    def _show_key_columns(self) -> None:
+        """Beside the layouts, the table widens (the layouts narrow) until its key columns show."""
+        split = self.bottom_split
+        if split.orientation() != Qt.Horizontal:
+            return  # stacked: the table has the whole width
+        sizes = split.sizes()
+        total = sum(sizes)
+        need = min(self.key_columns_width(), total - self.DETAIL_MIN_W)
+        if len(sizes) == 2 and total > 0 and sizes[0] < need:
+            split.setSizes([need, total - need])
 
     def _update_spans(self, *_) -> None:
         """A row that did not run shows torch's reason across the number columns (rows move when sorted)."""
@@ -81,9 +102,10 @@ class WindowInspector:
         # A path that did not run says why (not "no tensors yet").
         why = (f"{r.path} did not run ({r.status}): {r.error}" if (r is not None and r.status != "ok" and r.error)
                else "")
+        nolayouts = self.session.layouts_missing(r)  # a reopened session's rows carry no layouts: say so
         ph = getattr(self.layout_view, "placeholder", None)
         if ph is not None:
-            ph.setText(why or self.layout_view.PLACEHOLDER)
+            ph.setText(why or nolayouts or self.layout_view.PLACEHOLDER)
         if self.layout_view is not None:
             try:
                 self.layout_view.set_tensors((r.layouts or None) if r is not None else None, title)

@@ -37,6 +37,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samples
 from explorer.core.session.state import RunFinished, RunStarted, SessionState
 from explorer.gui.common import colors
+from explorer.gui.common.doubt import DoubtBanner
 from explorer.gui.common.session_bridge import SessionBridge
 from explorer.gui.jobs.worker import RunController
 from explorer.gui.run.param_panel import ParamPanel
@@ -52,25 +53,15 @@ from explorer.gui.window.session_sync import WindowSession
 SETTINGS_VERSION = 1
 
 
-class _ElidedLabel(QLabel):
-    """A one-line label that ends in … when the window is too narrow for its text."""
-
-    def paintEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        from PySide6.QtGui import QPainter
-        from PySide6.QtWidgets import QStyle, QStyleOption
-
-        p = QPainter(self)
-        opt = QStyleOption()
-        opt.initFrom(self)
-        self.style().drawPrimitive(QStyle.PE_Widget, opt, p, self)  # the style sheet's background and border
-        rect = self.contentsRect().adjusted(6, 0, -6, 0)
-        p.drawText(rect, int(Qt.AlignVCenter | Qt.AlignLeft),
-                   self.fontMetrics().elidedText(self.text(), Qt.ElideRight, rect.width()))
-
-    def minimumSizeHint(self):  # noqa: N802 - Qt API
-        h = super().minimumSizeHint()
-        h.setWidth(40)  # never widens the window
-        return h
+def fit_size(width: int, height: int, screen=None, frame: QSize | None = None) -> QSize:
+    """(width, height) shrunk to fit `screen`'s available geometry (the primary screen when None), less the
+    window frame: a window must open on the screen, status bar included."""
+    screen = screen or QApplication.primaryScreen()
+    if screen is None:
+        return QSize(width, height)
+    avail = screen.availableGeometry().size()
+    fw, fh = (frame.width(), frame.height()) if frame is not None else (0, 0)
+    return QSize(max(320, min(width, avail.width() - fw)), max(240, min(height, avail.height() - fh)))
 
 
 def _placeholder(text: str) -> QWidget:
@@ -227,11 +218,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.bottom_split.setSizes([560, 440])
 
         # One line above the charts when any row is noisy: why, and what helps.
-        self.quality_label = _ElidedLabel("")  # one line: a small window keeps its charts; the tooltip has it all
-        self.quality_label.setObjectName("qualityLabel")
-        self.quality_label.setStyleSheet("QLabel#qualityLabel { background: rgba(230,160,40,60); border: 1px solid "
-                                         "rgba(214,137,16,180); border-radius: 3px; padding: 3px 6px; }")
-        self.quality_label.setVisible(False)
+        # It wraps (its advice is the point) and never widens the window (the views' one banner, common.doubt).
+        self.quality_label = DoubtBanner()
         self.charts_box = QWidget()
         box = QVBoxLayout(self.charts_box)
         box.setContentsMargins(0, 0, 0, 0)
@@ -258,7 +246,10 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.main_split, "Run")
+        # In a scroll area, as the Sweep and Model tabs: no minimum size below (the banner, a weight shown as
+        # the kernel used it) can grow the window past the screen; the views wrap so no scroll bar shows.
+        self.run_tab = _scrolled(self.main_split)
+        self.tabs.addTab(self.run_tab, "Run")
         self.sweep_view = _make_sweep_view(self.bridge)
         # In a scroll area: the sweep view's minimum size must not widen the window past 1280x800.
         self.tabs.addTab(_scrolled(self.sweep_view or _placeholder("Sweeps (vary one field over a range) will appear here.")),
@@ -319,7 +310,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self._build_actions()
         self._connect_session()
         self.panel.validity_changed.connect(self._on_validity)
-        self.resize(1440, 900)
+        self.resize(1440, 900)  # the app shrinks it to the screen (resize_within_screen)
         self.resizeDocks([self.param_dock], [scroll.minimumWidth()], Qt.Horizontal)
         self._load_peak()
 
@@ -413,18 +404,10 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
 
     def _update_quality(self) -> None:
         """The line above the charts: how many rows another program disturbed, the worst cause, what helps."""
-        from explorer.core.measure.interference import ADVICE
+        from explorer.gui.common.doubt import banner_text
 
-        rows = [r for r in self.model.results if r.status == "ok"]
-        noisy = [r for r in rows if getattr(r, "quality", "") == "noisy"]
-        self.quality_label.setVisible(bool(noisy))
-        if noisy:
-            worst = max(noisy, key=lambda r: r.runq_wait_pct or 0.0)
-            names = ", ".join(r.path for r in noisy)
-            text = (f"⚠ {len(noisy)} of {len(rows)} paths are noisy (hatched: {names}): {worst.quality_reason}. "
-                    f"Their times and every ratio built on them are uncertain; {ADVICE}.")
-            self.quality_label.setText(text)
-            self.quality_label.setToolTip(text)
+        noisy = [r.path for r in self.model.results if r.status == "ok" and getattr(r, "quality", "") == "noisy"]
+        self.quality_label.say(banner_text(self.model.results, "paths", f"hatched: {', '.join(noisy)}"))
 
     def _on_path_retry(self, path, attempt, reason) -> None:
         self.session.apply(PathRetry(self.session.run_spec, path, attempt, reason))
@@ -678,6 +661,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.main_split.setSizes([top, h - top])
             detail = int(w * 0.55)
             self.bottom_split.setSizes([w - detail, detail])
+            self._show_key_columns()
         self.chart_split.setSizes([int(w * 0.54), w - int(w * 0.54)])
 
     def _rows(self, n: int) -> int:
@@ -694,4 +678,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             QTimer.singleShot(0, self.fit_splitters)
 
     def sizeHint(self) -> QSize:
-        return QSize(1440, 900)
+        return fit_size(1440, 900, self.screen())  # what a window manager places: never past the screen
+
+    def resize_within_screen(self, width: int, height: int) -> None:
+        """The asked size, but never past the screen's available geometry (its frame included)."""
+        self.resize(fit_size(width, height, self.screen(), self.frameGeometry().size() - self.geometry().size()))

@@ -14,8 +14,14 @@ TINY = "mb2ic16ih14oc16oh14kh3ph1"
 
 
 def _env(tmp_path, **extra):
+    import json
+
+    # A 1920x1200 screen: the window never opens past the screen, and the offscreen default is 800x800.
+    cfg = tmp_path / "screen.json"
+    cfg.write_text(json.dumps({"screens": [{"name": "big", "x": 0, "y": 0, "width": 1920, "height": 1200,
+                                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
     env = dict(os.environ)
-    env.update(QT_QPA_PLATFORM="offscreen", MKLDNN_EXPLORER_SETTINGS=str(tmp_path / "s.ini"),
+    env.update(QT_QPA_PLATFORM=f"offscreen:configfile={cfg}", MKLDNN_EXPLORER_SETTINGS=str(tmp_path / "s.ini"),
                MKLDNN_EXPLORER_CACHE=str(tmp_path / "cache"), MKLDNN_EXPLORER_NO_DIALOGS="1")
     env.update(extra)
     return env
