@@ -90,7 +90,7 @@ def name_of(info: str) -> str:
     t = info.strip()
     if "AMX" in t:
         amx = t[t.index("AMX"):]
-        return "avx512_core_amx_fp16" if "float16" in amx else "avx512_core_amx"
+        return "avx512_core_amx_fp16" if "float16" in amx.replace("bfloat16", "") else "avx512_core_amx"
     if "AVX-512" in t or "AVX10" in t:
         if "float16" in t.replace("bfloat16", ""):
             return "avx512_core_fp16"
