@@ -85,3 +85,12 @@ def test_in_process_measuring_refuses_an_isa(monkeypatch, capsys):
     monkeypatch.setenv("MKLDNN_EXPLORER_IN_PROCESS", "1")
     assert main(["run", TINY, "--isa", "sse41", "--paths", "dense", "--budget-ms", "5"]) == 2
     assert "measuring process" in capsys.readouterr().err
+
+
+def test_model_isa_runs_every_layer_capped(tmp_path):
+    out = tmp_path / "m.csv"
+    fast = ["--paths", "dense,mkldnn", "--budget-ms", "5", "--mode-budget-ms", "10", "--no-trace", "--threads", "1"]
+    assert main(["model", "tiny", "--isa", "sse41", "--csv", str(out), *fast]) == 0
+    # every per-layer, per-path measurement (the rows with a Result behind them) ran capped, read back
+    layer_rows = [r for r in rows(out) if r["kind"] == "layer_path"]
+    assert layer_rows and {r["isa"] for r in layer_rows} == {"sse41"}
