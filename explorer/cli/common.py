@@ -62,6 +62,22 @@ def add_allocator_option(p: argparse.ArgumentParser) -> None:
                         "default (glibc as a fresh process has it), jemalloc, tcmalloc (when installed)")
 
 
+def add_isa_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--isa", type=str, default=None, metavar="NAME",
+                   help="cap oneDNN (ONEDNN_MAX_CPU_ISA) and ATen (ATEN_CPU_CAPABILITY) in the measuring process at "
+                        "this ISA: what this conv does on a smaller CPU, e.g. avx2, avx512_core, sse41 (default: no "
+                        "cap); every row's isa column is what oneDNN reports it ran with")
+
+
+def isa_note(requested: str | None, rows) -> str:
+    """What the rows ran with, read back from oneDNN; a warning when that is not what was asked for."""
+    got = sorted({getattr(r, "isa", None) or (r.get("isa") if isinstance(r, dict) else None) or "?" for r in rows})
+    text = f"isa (read back from oneDNN): {', '.join(got)}"
+    if requested and got != [requested]:
+        text += f"; asked for {requested}"
+    return text
+
+
 def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     p.add_argument("--paths", type=str, default="all",
                    help="comma-separated paths; 'all' = the six seed paths (default), 'routes' = jit_frozen, compiled, "
@@ -72,6 +88,7 @@ def add_run_options(p: argparse.ArgumentParser, csv: bool = True) -> None:
     p.add_argument("--no-bias", action="store_true", help="convolution without bias")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call (no conv_impl/tag columns)")
     add_allocator_option(p)
+    add_isa_option(p)
     if csv:
         p.add_argument("--csv", type=str, default=None, help="write results to this CSV (atomically, row by row)")
         p.add_argument("--force", action="store_true", help="overwrite an existing CSV or --timeline file")
@@ -88,17 +105,17 @@ def run_options(args):
 
     opts = RunOptions(
         paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
-        allocator=args.allocator,
+        allocator=args.allocator, isa=getattr(args, "isa", None),
     ).validate()
     env_for(opts.allocator)  # jemalloc/tcmalloc not installed: one sentence before any work
     return opts
 
 
-def measured_events(kind: str, *args, allocator: str, **kwargs):
+def measured_events(kind: str, *args, allocator: str, isa: str | None = None, **kwargs):
     """A core job's events from the measuring process (explorer.core.process.measuring), as the window gets them."""
     from explorer.core.process import measuring
 
-    return measuring.events(kind, *args, allocator=allocator, **kwargs)
+    return measuring.events(kind, *args, allocator=allocator, isa=isa, **kwargs)
 
 
 def allocator_note(allocator: str) -> str:

@@ -36,6 +36,9 @@ def cmd_compare(args) -> int:
                      _fmt(m.b.get("median_ms")), ratio, m.verdict or "-"))
     print(f"A = {c.a_label}\nB = {c.b_label}\nmatched on {', '.join(KEY_COLUMNS)}; {SPEEDUP_DEFINITION}; "
           f"no difference: inside the rows' spread (IQR / median), or under 1%")
+    a_isa, b_isa = c.isas()
+    if a_isa != b_isa:  # an ISA what-if: the same shapes as two CPUs (oneDNN's ISA as each CSV recorded it)
+        print(f"isa: A {', '.join(a_isa) or '-'}; B {', '.join(b_isa) or '-'}")
     if rows:
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
         print("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())

@@ -19,7 +19,9 @@ import sys
 
 from explorer.cli.common import (
     add_allocator_option,
+    add_isa_option,
     allocator_note,
+    isa_note,
     int_arg,
     measured_events,
     paths_arg,
@@ -60,6 +62,7 @@ def add_parsers(sub) -> None:
                         "that time a mode's forward, its remainder and its convs in model order get twice it")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
     add_allocator_option(p)
+    add_isa_option(p)
     p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
     p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
     p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
@@ -87,7 +90,7 @@ def cmd_model(args) -> int:
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
     shape = parse_inputs(args.input)
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
-                       trace=not args.no_trace, allocator=args.allocator).validate()
+                       trace=not args.no_trace, allocator=args.allocator, isa=args.isa).validate()
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()
     sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
     quiet = args.json
@@ -108,7 +111,7 @@ def cmd_model(args) -> int:
         import os
 
         for ev in measured_events("model", args.model, shape, args.mb, dtype, args.threads, ropts, mopts,
-                                  allocator=args.allocator, folder=os.getcwd()):
+                                  allocator=args.allocator, isa=ropts.isa, folder=os.getcwd()):
             if isinstance(ev, ModelStarted):
                 inv = ev.inventory
                 layer_of = dict(enumerate(inv.layers))
@@ -146,6 +149,9 @@ def cmd_model(args) -> int:
                 print(mode_line(r))
             print(f"answer: {report.answer()}")
             print(allocator_note(args.allocator), file=sys.stderr)
+            layer_rows = [r for s in report.layers for r in s.results.values()]
+            if layer_rows:
+                print(isa_note(ropts.isa, layer_rows), file=sys.stderr)
         if args.csv and not quiet:
             print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:

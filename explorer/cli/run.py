@@ -9,6 +9,7 @@ from explorer.cli.common import (
     add_run_options,
     allocator_note,
     close_timeline,
+    isa_note,
     measured_events,
     open_timeline,
     ratio_text,
@@ -58,7 +59,7 @@ def cmd_run(args) -> int:
 
             print(f"  {pad_note(spec)}", file=sys.stderr)
     try:
-        for ev in measured_events("run", spec, opts, allocator=opts.allocator):
+        for ev in measured_events("run", spec, opts, allocator=opts.allocator, isa=opts.isa):
             if isinstance(ev, (PathStarted, Samples, PathRetry, PathFinished)):
                 session.apply(ev)
             if isinstance(ev, PathStarted) and not quiet:
@@ -78,6 +79,7 @@ def cmd_run(args) -> int:
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
+            print(isa_note(opts.isa, results), file=sys.stderr)
         close_timeline(timeline, args, quiet)
     if quiet:
         print(json.dumps({"results": [r.row() for r in results]}, indent=1))

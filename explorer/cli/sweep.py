@@ -14,6 +14,7 @@ from explorer.cli.common import (
     add_run_options,
     allocator_note,
     close_timeline,
+    isa_note,
     measured_events,
     open_timeline,
     positive_int_arg,
@@ -35,7 +36,7 @@ def add_parsers(sub) -> None:
         "sweep", help="run one convolution over values of one or two fields (the full grid)",
         description="Vary one or two fields: --vary g=1,2,4,8 (list), mb=1:64:x2 (geometric), "
                     "ic=16:256:+16 (arithmetic), g=divisors (every g dividing ic and oc). Any spec field, "
-                    "dtype or threads.")
+                    "dtype, threads, allocator or isa (isa=avx2,avx512_core: one measuring process per ISA cap).")
     p.add_argument("desc", help="benchdnn conv descriptor, e.g. mb2ic32ih28oc32oh28kh3ph1")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
                    help="field and values to sweep; give it twice for a grid")
@@ -77,13 +78,14 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     quality_rows: list[dict] = []
     current_cols: tuple = ()
     brief: list[dict] = []  # what a batch's network total needs of each row
+    isas: list[str] = []  # oneDNN's ISA of the rows, read back
 
     def note(msg: str) -> None:
         if not quiet:
             print(msg, file=sys.stderr, flush=True)
 
     try:
-        for ev in measured_events("points", points, opts, allocator=opts.allocator):
+        for ev in measured_events("points", points, opts, allocator=opts.allocator, isa=opts.isa):
             if isinstance(ev, PointStarted):
                 current_cols = label_of(ev.point, cols=True)
                 p = ev.progress
@@ -100,6 +102,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             elif isinstance(ev, PathFinished):
                 r = ev.result
                 sink.add(r)
+                if r.isa and r.isa not in isas:
+                    isas.append(r.isa)
                 quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
                 if timeline is not None:
                     timeline.add(r)
@@ -123,6 +127,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
+            if isas:
+                print(isa_note(opts.isa if len(isas) == 1 else None, [{"isa": i} for i in isas]), file=sys.stderr)
         if sink_path and not quiet:
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
         close_timeline(timeline, args, quiet)

@@ -9,6 +9,7 @@ from explorer.core.measure.allocator import DEFAULT_ALLOCATOR
 from explorer.core.measure.allocator import validate as validate_allocator
 from explorer.core.measure.harness import DEFAULT_BUDGET_MS, DEFAULT_MIN_SAMPLES, DEFAULT_PRECISION
 from explorer.core.measure.host import validate_threads
+from explorer.core.measure.isa import validate as validate_isa
 from explorer.core.paths.base import ALL_PATHS, PATHS
 
 
@@ -23,9 +24,11 @@ class RunOptions:
     trace: bool = True  # capture one traced call per path for conv_impl / tags / reorders
     progress_interval_s: float = 0.05
     allocator: str = DEFAULT_ALLOCATOR  # the measuring process's allocator (explorer.core.measure.allocator)
+    isa: str | None = None  # cap oneDNN/ATen at this ISA in the measuring process (explorer.core.measure.isa)
 
     def validate(self) -> RunOptions:
         validate_allocator(self.allocator)
+        self.isa = validate_isa(self.isa)
         validate_paths(self.paths)
         if self.threads is not None:
             validate_threads(self.threads)

@@ -35,7 +35,8 @@ class RunContext:
 
     torch_version: str = field(default_factory=lambda: torch.__version__)
     onednn_version: str = field(default_factory=machine.onednn_version)
-    isa: str = field(default_factory=machine.isa_summary)
+    isa: str = field(default_factory=machine.onednn_isa_name)  # read back from oneDNN in this process
+    aten_isa: str = field(default_factory=machine.torch_isa)
     cpu: str = field(default_factory=machine.cpu_model)
     peak_fp32: float | None = None
     peak_bf16: float | None = None
@@ -53,9 +54,9 @@ class RunContext:
 def base_result(spec: ConvSpec, path: str, threads: int, ctx: RunContext, opts: RunOptions, vary: str) -> Result:
     return Result(
         spec=spec, path=path, threads=threads, budget_ms=opts.budget_ms, torch_version=ctx.torch_version,
-        onednn_version=ctx.onednn_version, isa=ctx.isa, cpu=ctx.cpu,
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), vary=vary,
-        allocator=current_allocator(),  # of this process, whatever the caller's context says
+        onednn_version=ctx.onednn_version, cpu=ctx.cpu, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), vary=vary,
+        # of this process, whatever the caller's context says: read back from oneDNN, ATen and glibc here
+        isa=machine.onednn_isa_name(), aten_isa=machine.torch_isa(), allocator=current_allocator(),
     )
 
 

@@ -48,10 +48,13 @@ def onednn_isa() -> str:
         return ""
 
 
-def isa_summary() -> str:
-    """One short string for the CSV: torch's ISA, and oneDNN's when known."""
+def onednn_isa_name() -> str:
+    """oneDNN's ISA in this process by its ONEDNN_MAX_CPU_ISA name (avx2, avx512_core, ...), read back from the
+    verbose info line: what a row ran with, whatever was asked for (empty if not captured)."""
+    from explorer.core.measure.isa import name_of
+
     o = onednn_isa()
-    return f"{torch_isa()}; oneDNN: {o}" if o else torch_isa()
+    return name_of(o) if o else ""
 
 
 def bf16_supported() -> bool:

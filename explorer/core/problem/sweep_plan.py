@@ -1,6 +1,6 @@
 """Sweep plans: one spec over a list or range of values of one or two fields (the full grid for two).
 
-`--vary` forms (FIELD is any spec field, dtype, threads or allocator):
+`--vary` forms (FIELD is any spec field, dtype, threads, allocator or isa):
     g=1,2,4,8        a list (items may also be ranges: mb=1,3,8:64:x2)
     mb=1:64:x2       a geometric range, ratio a whole number >= 2, end included when reached
     ic=16:256:+16    an arithmetic range (step >= 1); ic=16:32 steps by 1
@@ -34,7 +34,9 @@ MAX_POINTS = 10_000
 MAX_VARIES = 2
 # Fields a sweep can vary: every settable spec field (oh/ow are computed), the dtype and the threads.
 # `allocator` too: its points run in the measuring process of each setting (explorer.core.process.measuring).
-VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + DEPTH_FIELDS + ("dtype", "threads", "allocator")
+# `isa` likewise: a measuring process per ISA cap (explorer.core.measure.isa).
+VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + DEPTH_FIELDS + ("dtype", "threads", "allocator",
+                                                                                      "isa")
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
 _MIN_VALUE = {f: (0 if f in ("ph", "pw", "dh", "dw") else 1) for f in VARY_FIELDS}
 _INT = re.compile(r"^\d+$")
@@ -164,6 +166,10 @@ def parse_vary(text: str) -> Vary:
         for s in items:
             env_for(s)  # unknown, or not installed here: one sentence
             values.append(s)
+    elif f == "isa":
+        from explorer.core.measure.isa import validate as validate_isa
+
+        values = [validate_isa(s) or "default" for s in items]  # unknown, or above this CPU: one sentence, up front
     elif f == "dtype":
         for s in items:
             try:
@@ -216,6 +222,7 @@ class SweepPoint:
     line: int | None = None  # batch files: 1-based line number
     text: str = ""  # batch files: the problem as written
     allocator: str | None = None  # None: the run options' allocator
+    isa: str | None = None  # None: the run options' ISA cap
 
     @property
     def skipped(self) -> bool:
@@ -240,8 +247,8 @@ def _apply(base: ConvSpec, values: dict, given: set[str]) -> tuple[ConvSpec, int
     for f, v in values.items():
         if f == "threads":
             threads = v
-        elif f == "allocator":
-            continue  # not a spec field: SweepPoint.allocator
+        elif f in ("allocator", "isa"):
+            continue  # not spec fields: SweepPoint.allocator, SweepPoint.isa
         else:
             changes[f] = v
     for h, w in _W_OF_H.items():
@@ -298,7 +305,8 @@ def plan_sweep(base: ConvSpec | str, varies: Iterable[str | Vary], given: set[st
             # only points of the layer's own shape (another dtype or thread count) keep its name.
             spec = spec.replace(name="")
         err, err_field = _check(spec)
-        points.append(SweepPoint(len(points), values, spec, threads, err, err_field, allocator=values.get("allocator")))
+        points.append(SweepPoint(len(points), values, spec, threads, err, err_field, allocator=values.get("allocator"),
+                                  isa=values.get("isa")))
     # Keep --vary order in the output: the first --vary is the outer loop.
     if order != list(range(len(vs))):
         first = vs[0].field

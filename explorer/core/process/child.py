@@ -246,21 +246,23 @@ class ChildRunner:
 
 
 class ChildPool:
-    """One measuring process per allocator setting, each started with that setting's environment."""
+    """One measuring process per (allocator, ISA cap) setting, each started with that setting's environment."""
 
     def __init__(self, nice: int = 0):
         self.nice = nice
         self._children: dict[str, ChildRunner] = {}
         self._lock = threading.Lock()
 
-    def get(self, allocator: str) -> ChildRunner:
+    def get(self, allocator: str, isa: str | None = None) -> ChildRunner:
         from explorer.core.measure.allocator import env_for, fresh_per_run
+        from explorer.core.measure.isa import env_for as isa_env
 
         with self._lock:
-            c = self._children.get(allocator)
+            c = self._children.get((allocator, isa))
             if c is None:
-                c = ChildRunner(nice=self.nice, env=env_for(allocator), fresh_per_job=fresh_per_run(allocator))
-                self._children[allocator] = c
+                c = ChildRunner(nice=self.nice, env={**env_for(allocator), **isa_env(isa)},
+                                fresh_per_job=fresh_per_run(allocator))
+                self._children[(allocator, isa)] = c
             return c
 
     def children(self) -> list[ChildRunner]:

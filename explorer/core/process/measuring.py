@@ -1,4 +1,4 @@
-"""Where measurements run: in a measuring child process per allocator setting (explorer.core.process.child).
+"""Where measurements run: in a measuring child process per allocator and ISA setting (explorer.core.process.child).
 
 The CLI and the window both measure here, so their figures come from the same kind of process: a fresh
 interpreter started with the chosen allocator's environment, its own GIL, nothing else inside it. The
@@ -13,7 +13,9 @@ import atexit
 import os
 import threading
 
+from explorer.core.errors import InputError
 from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for
+from explorer.core.measure.isa import validate as check_isa
 from explorer.core.process.child import ChildPool
 
 
@@ -41,18 +43,22 @@ def prestart(allocator: str = DEFAULT_ALLOCATOR) -> None:
 
 
 def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bool = False,
-           in_process: bool | None = None, **kwargs):
+           in_process: bool | None = None, isa: str | None = None, **kwargs):
     """The events of a core job ("run": iter_run, "points": iter_points), measured in the child unless
-    in_process (default: MKLDNN_EXPLORER_IN_PROCESS). Raises InputError at once for an allocator that
-    cannot be had here."""
+    in_process (default: MKLDNN_EXPLORER_IN_PROCESS). `isa` caps oneDNN and ATen in that child
+    (explorer.core.measure.isa). Raises InputError at once for an allocator or ISA that cannot be had here."""
     allocator = allocator or DEFAULT_ALLOCATOR
     env_for(allocator)  # one sentence, before anything starts, when e.g. jemalloc is not installed
+    isa = check_isa(isa)
     if in_process is None:
         in_process = not in_child()
+    if in_process and (isa or (kind == "points" and any(getattr(p, "isa", None) for p in args[0]))):
+        raise InputError("an ISA cap needs the measuring process (oneDNN reads it at process start); "
+                         "unset MKLDNN_EXPLORER_IN_PROCESS.", "isa")
     if not in_process:
-        if kind == "points" and _mixed_allocators(args[0], allocator):
-            return _routed_points(args[0], args[1], allocator, pace, **kwargs)
-        return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
+        if kind == "points" and _mixed_settings(args[0], allocator, isa):
+            return _routed_points(args[0], args[1], allocator, isa, pace, **kwargs)
+        return pool().get(allocator, isa).iter(kind, *args, pace=pace, **kwargs)
     from explorer.core.process.child import jobs_by_kind
 
     job = jobs_by_kind()[kind]  # the same jobs as the measuring process runs
@@ -60,20 +66,25 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     return job(*args, cancel=flag, **kwargs)
 
 
-def _mixed_allocators(points, default: str) -> bool:
-    return any((getattr(p, "allocator", None) or default) != default for p in points)
+def _setting(p, allocator: str, isa: str | None) -> tuple[str, str | None]:
+    """The (allocator, ISA cap) a sweep point runs with: its own where it varies them, else the run's."""
+    return getattr(p, "allocator", None) or allocator, getattr(p, "isa", None) or isa
 
 
-def _routed_points(points, opts, default: str, pace: bool, **kwargs):
-    """A sweep over allocators: consecutive points of one setting run in that setting's process; the
+def _mixed_settings(points, allocator: str, isa: str | None) -> bool:
+    return any(_setting(p, allocator, isa) != (allocator, isa) for p in points)
+
+
+def _routed_points(points, opts, default: str, default_isa: str | None, pace: bool, **kwargs):
+    """A sweep over allocators or ISAs: consecutive points of one setting run in that setting's process; the
     events read as one sweep (one SweepStarted and SweepFinished, progress over all the points)."""
     import dataclasses
 
     from explorer.core.jobs.events import SweepFinished, SweepProgress, SweepStarted
 
-    groups: list[tuple[str, list]] = []
+    groups: list[tuple[tuple[str, str | None], list]] = []
     for p in points:
-        a = getattr(p, "allocator", None) or default
+        a = _setting(p, default, default_isa)
         if groups and groups[-1][0] == a:
             groups[-1][1].append(p)
         else:
@@ -82,10 +93,10 @@ def _routed_points(points, opts, default: str, pace: bool, **kwargs):
     base = {"done": 0, "skipped": 0, "rows": 0}
     cancelled = False
     last = None
-    for gi, (alloc, group) in enumerate(groups):
+    for gi, ((alloc, isa), group) in enumerate(groups):
         later = sum(len(g) for _, g in groups[gi + 1:])
-        gopts = dataclasses.replace(opts, allocator=alloc)
-        for ev in pool().get(alloc).iter("points", group, gopts, pace=pace, **kwargs):
+        gopts = dataclasses.replace(opts, allocator=alloc, isa=isa)
+        for ev in pool().get(alloc, isa).iter("points", group, gopts, pace=pace, **kwargs):
             if isinstance(ev, SweepStarted):
                 if gi == 0:
                     yield dataclasses.replace(ev, points=list(points), total=total,

@@ -120,6 +120,13 @@ class Comparison:
             return "uncertain"  # every pair with both medians has a noisy row: no finding
         return verdict(self.geomean, self.geomean_noise)
 
+    def isas(self) -> tuple[list[str], list[str]]:
+        """The ISAs each side's rows ran with, in order of appearance (the `isa` column, read back from oneDNN)."""
+        def of(rows):
+            return list(dict.fromkeys(str(r["isa"]) for r in rows if r.get("isa")))
+
+        return of([m.a for m in self.matched] + self.only_a), of([m.b for m in self.matched] + self.only_b)
+
     def to_json(self) -> dict:
         def brief(row: dict) -> dict:
             return {k: row.get(k) for k in (*KEY_COLUMNS, "name", "vary", "status", "median_ms", "gflops")}
@@ -136,7 +143,7 @@ class Comparison:
                 {**{k: v for k, v in zip(KEY_COLUMNS, m.key)}, "name": m.a.get("name") or m.b.get("name"),
                  "a_status": m.a.get("status"), "b_status": m.b.get("status"),
                  "a_median_ms": m.a.get("median_ms"), "b_median_ms": m.b.get("median_ms"), "speedup": m.speedup,
-                 "verdict": m.verdict}
+                 "verdict": m.verdict, "a_isa": m.a.get("isa"), "b_isa": m.b.get("isa")}
                 for m in self.matched
             ],
             "only_a": [brief(r) for r in self.only_a],

@@ -33,6 +33,8 @@ CSV_COLUMNS = (
     # The interference meter (explorer.core.measure.interference): is this row's figure trustworthy?
     "quality", "quality_reason", "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct",
     "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg", "samples_used", "attempts", "allocator",
+    # The ISA what-if (issue 22): `isa` is oneDNN's, read back from its verbose info line; ATen's own beside it.
+    "aten_isa",
     # The ATen view, the routes' one-off cost and the split of the median (issue 14):
     "aten_ops", "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "route_note",
 )
@@ -77,7 +79,8 @@ class Result:
     pct_peak: float | None = None
     torch_version: str = ""
     onednn_version: str = ""
-    isa: str = ""
+    isa: str = ""  # oneDNN's ISA in the measuring process, read back (e.g. avx2, avx512_core_bf16)
+    aten_isa: str = ""  # torch.backends.cpu.get_cpu_capability() there (e.g. AVX2, AVX512)
     cpu: str = ""
     started_at: str = ""
     conv_impl: str = ""

@@ -82,7 +82,7 @@ def points_job(points, opts, csv_path=None, emit_interval_s: float = 0.05, ctx=N
         try:
             sink = CsvSink(csv_path)
             sink.flush()  # the header is on disk before the first point runs
-            for ev in w.events("points", points, opts, ctx=ctx, keep_details=False, allocator=opts.allocator):
+            for ev in w.events("points", points, opts, ctx=ctx, keep_details=False, allocator=opts.allocator, isa=opts.isa):
                 if isinstance(ev, Samples):
                     lv = state["live"]
                     if lv is not None:

@@ -272,7 +272,7 @@ def run_job(spec, opts, csv_path=None, emit_interval_s: float = 0.05) -> Job:
 
         try:
             sink = CsvSink(csv_path)
-            for ev in w.events("run", spec, opts, allocator=opts.allocator):
+            for ev in w.events("run", spec, opts, allocator=opts.allocator, isa=opts.isa):
                 if isinstance(ev, Samples):
                     if ev.path != last["path"]:
                         yield from flush()

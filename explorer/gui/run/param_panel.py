@@ -244,6 +244,7 @@ class ParamPanel(QWidget):
             "jemalloc / tcmalloc: preloaded when installed.")
         self.allocator_combo.currentIndexChanged.connect(self._on_field_edited)
         f2.addRow("allocator", self.allocator_combo)
+        self._add_isa_combo(f2)
         self.trace_check = QCheckBox("record oneDNN trace and layouts")
         self.trace_check.setChecked(True)
         self.trace_check.setToolTip("One extra traced call per path (outside the timing) for the Trace and Layouts tabs.")
@@ -357,6 +358,7 @@ class ParamPanel(QWidget):
             "budget_ms": float(self.budget_spin.value()),
             "trace": self.trace_check.isChecked(),
             "allocator": self.allocator_combo.currentData(),
+            "isa": self.isa_combo.currentData(),
         }
 
     def run_options(self):
@@ -364,7 +366,7 @@ class ParamPanel(QWidget):
 
         o = self.options()
         return RunOptions(paths=tuple(o["paths"]), threads=o["threads"], budget_ms=o["budget_ms"], trace=o["trace"],
-                          allocator=o["allocator"])
+                          allocator=o["allocator"], isa=o["isa"])
 
     def set_spec(self, spec: ConvSpec) -> None:
         self._fill(spec, set_desc=True)
@@ -376,6 +378,34 @@ class ParamPanel(QWidget):
         self.desc_edit.setText(text)
         self._on_desc_edited(text)
         self._on_desc_finished()
+
+    def _add_isa_combo(self, form) -> None:
+        """The ISA what-if: the measuring process acts as a CPU with at most this ISA (names above this CPU's are
+        listed but not selectable, so the user sees what exists)."""
+        from explorer.core.measure.isa import ISAS, available
+
+        self.isa_combo = QComboBox()
+        self.isa_combo.setObjectName("isa")
+        self.isa_combo.addItem("this CPU (no cap)", None)
+        have = available()
+        for n in ISAS:
+            self.isa_combo.addItem(n if n in have else f"{n} (not on this CPU)", n)
+            if n not in have:
+                self.isa_combo.model().item(self.isa_combo.count() - 1).setEnabled(False)
+        self.isa_combo.setToolTip(
+            "Cap oneDNN (ONEDNN_MAX_CPU_ISA) and ATen (ATEN_CPU_CAPABILITY) in the measuring process: the kernels "
+            "and layouts a smaller CPU would get (aBcd8b with avx2, aBcd16b with avx512_core), on this CPU's clock, "
+            "caches and memory. Each row's isa is what oneDNN reports it ran with.")
+        self.isa_combo.currentIndexChanged.connect(self._on_field_edited)
+        form.addRow("ISA", self.isa_combo)
+
+    def set_isa(self, name: str | None) -> bool:
+        """Select `name` (None: no cap); False when this CPU lacks it (the combo keeps its choice)."""
+        i = self.isa_combo.findData(name)
+        if i < 0 or not self.isa_combo.model().item(i).isEnabled():
+            return False
+        self.isa_combo.setCurrentIndex(i)
+        return True
 
     def set_options(self, paths=None, threads=None, budget_ms=None, trace=None, allocator=None) -> None:
         self._syncing = True

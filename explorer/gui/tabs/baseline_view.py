@@ -45,7 +45,7 @@ from explorer.gui.common.doubt import DoubtBanner, approx, hatch_brush, is_noisy
 CURRENT = "current results"
 
 COLUMNS = ("match", "name / desc", "vary", "path", "dtype", "threads", "A median ms", "B median ms", "speedup",
-           "verdict")
+           "verdict", "A isa", "B isa")  # the ISA each side ran with (read back from oneDNN): ISAs side by side
 
 
 def _num(v, fmt="{:.4g}") -> str:
@@ -126,6 +126,9 @@ class ComparisonModel(QAbstractTableModel):
             if col in ("vary", "path", "dtype", "threads"):
                 v = any_row.get(col)
                 return "" if v is None else str(v)
+            if col in ("A isa", "B isa"):
+                side = a if col == "A isa" else b
+                return str((side or {}).get("isa") or "")
             # An uncertain pair (a noisy side) carries the app's `~` on its speedup and on the noisy median.
             if col == "A median ms":
                 return approx(self._median(a), is_noisy(a))

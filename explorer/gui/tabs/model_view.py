@@ -263,7 +263,8 @@ class ModelView(QWidget):
         self.message.setText("")
         self.answer.setText(f"Running {text} …")
         self.export_button.setEnabled(False)
-        self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts})
+        self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts,
+                                              "isa": opts.isa})  # consumed by the measuring process's router
         self._set_running(True)
         self.started.emit()
         return True

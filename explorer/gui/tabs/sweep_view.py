@@ -60,9 +60,10 @@ from explorer.gui.common.export import export_plot
 from explorer.gui.common.widgets import FlowLayout
 from explorer.gui.jobs.sweep_worker import SweepController
 
-# The fields offered in the combos (the spec fields a user sweeps, then dtype and threads).
+# The fields offered in the combos (the spec fields a user sweeps, then dtype, threads and the ISA cap: one
+# measuring process per ISA, the ISAs side by side as categories).
 FIELDS = ("mb", "g", "ic", "oc", "ih", "iw", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "id", "kd", "sd", "pd", "dd",
-          "dtype", "threads")
+          "dtype", "threads", "isa")
 FIELDS = tuple(f for f in FIELDS if f in VARY_FIELDS)
 NO_FIELD = "—"
 NO_BATCH = "(vary the fields)"
@@ -134,7 +135,7 @@ class SweepView(QWidget):
         self.field2.addItems((NO_FIELD,) + FIELDS)
         self.values2 = QLineEdit("")
         tip = ("Values: a list 1,2,4,8 · a geometric range 1:64:x2 · an arithmetic range 16:256:+16 · "
-               "divisors (g only: every g dividing ic and oc) · dtype: f32,bf16")
+               "divisors (g only: every g dividing ic and oc) · dtype: f32,bf16 · isa: sse41,avx2")
         for w in (self.values1, self.values2):
             w.setToolTip(tip)
             w.setPlaceholderText("1,2,4 or 1:64:x2 or 16:256:+16")

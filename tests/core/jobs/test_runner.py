@@ -41,14 +41,15 @@ def test_outputs_agree_between_paths():
         assert torch.allclose(out, ref, atol=1e-4), name
 
 
-def test_stored_bytes_show_mkldnn_padding(tiny_results, f32_block):
+def test_stored_bytes_show_mkldnn_padding(tiny_results, f32_conv):
     spec = parse_descriptor("mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1")
     rows = {r.path: r for r in run(spec, RunOptions(paths=("dense", "mkldnn"), budget_ms=5))}
     assert rows["dense"].output_bytes == 2 * 17 * 5 * 4 * 4  # 2720: plain NCHW
-    # blocked channels padded to this CPU's block: 5120 bytes with AVX-512 (Cp 32), 3840 with AVX2 (Cp 24)
-    cp = -(-17 // f32_block) * f32_block
+    # the format oneDNN's verbose says this CPU writes: blocked channels padded to the block (5120 bytes with
+    # AVX-512's 16, Cp 32; 3840 with AVX2's 8, Cp 24) or plain (2720 with SSE4.1's gemm kernel)
+    cp = f32_conv.padded(17)
     assert rows["mkldnn"].output_bytes == 2 * cp * 5 * 4 * 4
-    assert rows["mkldnn"].dst_tag == f"aBcd{f32_block}b"
+    assert rows["mkldnn"].dst_tag == f32_conv.tag and rows["mkldnn"].conv_impl == f32_conv.impl
 
 
 def test_trace_columns_filled_for_onednn_paths(tiny_results):

@@ -94,3 +94,21 @@ def test_inside_the_noise_is_no_difference():
     assert compare_rows([a], [b]).matched[0].verdict == "B slower"
     b["quality"] = "noisy"
     assert compare_rows([a], [b]).matched[0].verdict == "uncertain"
+
+
+def test_an_isa_what_if_compares_the_same_shapes_as_two_cpus(tmp_path, capsys):
+    """Two CSVs of the same problems run with --isa avx2 and --isa avx512_core: paired as usual, each side's
+    ISA (the isa column, read back from oneDNN) shown beside it."""
+    from explorer.cli import main
+
+    spec = parse_descriptor("mb2ic16ih14oc16oh14kh3ph1")
+    paths = {}
+    for side, isa, ms in (("a", "avx2", 2.0), ("b", "avx512_core", 1.0)):
+        paths[side] = tmp_path / f"{side}.csv"
+        write_csv(paths[side], [Result(spec=spec, path="mkldnn", threads=1, median_ms=ms, isa=isa)])
+    c = compare_csv(paths["a"], paths["b"])
+    assert c.isas() == (["avx2"], ["avx512_core"]) and c.matched[0].speedup == 2.0
+    j = c.to_json()["matched"][0]
+    assert (j["a_isa"], j["b_isa"]) == ("avx2", "avx512_core")
+    assert main(["compare", str(paths["a"]), str(paths["b"])]) == 0
+    assert "isa: A avx2; B avx512_core" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from explorer.core.report.results import Result, write_csv
 DESC = "mb1ic8ih8oc8kh3ph1"
 
 
-def _results(scale=1.0, mbs=(1, 2, 4), paths=("dense", "mkldnn")):
+def _results(scale=1.0, mbs=(1, 2, 4), paths=("dense", "mkldnn"), isa=""):
     out = []
     for mb in mbs:
         spec = parse_descriptor(DESC).replace(mb=mb)
@@ -18,7 +18,7 @@ def _results(scale=1.0, mbs=(1, 2, 4), paths=("dense", "mkldnn")):
             med = (0.1 + 0.05 * i) * mb * scale
             out.append(Result(spec=spec, path=p, threads=2, samples=10, median_ms=med, p25_ms=med * 0.9,
                               p75_ms=med * 1.1, iqr_ms=med * 0.2, gflops=spec.ops / (med / 1e3) / 1e9,
-                              vary=f"mb={mb}"))
+                              vary=f"mb={mb}", isa=isa))
     return out
 
 
@@ -41,7 +41,7 @@ def views(qtbot, tmp_path, monkeypatch):
 def test_baseline_overlay_and_comparison_ratios(views, tmp_path):
     sv, bv = views
     a = tmp_path / "other_machine.csv"
-    write_csv(a, _results(scale=1.0))
+    write_csv(a, _results(scale=1.0, isa="avx2"))
     assert bv.open_csv(a)
     sv.redraw_now()
     assert set(sv.line.baseline_curves) == {("other_machine.csv", "dense"), ("other_machine.csv", "mkldnn")}
@@ -49,7 +49,7 @@ def test_baseline_overlay_and_comparison_ratios(views, tmp_path):
 
     assert all(c.opts["pen"].style() == Qt.DashLine for c in sv.line.baseline_curves.values())
     # current rows: twice as fast, plus one row the baseline does not have
-    cur = _results(scale=0.5) + _results(scale=0.5, mbs=(8,), paths=("dense",))
+    cur = _results(scale=0.5, isa="avx512_core") + _results(scale=0.5, mbs=(8,), paths=("dense",))
     bv.set_current(cur)
     c = bv.comparison
     from explorer.core.report.compare import row_key
@@ -62,6 +62,10 @@ def test_baseline_overlay_and_comparison_ratios(views, tmp_path):
     assert m.rowCount() == 7 and m.kinds() == {"matched": 6, "only B": 1}
     assert all(math.isclose(m.ratio(i), 2.0, rel_tol=1e-3) for i in range(6))
     assert m.data(m.index(0, 8)) == "2.000x" and m.data(m.index(0, 9)) == "B faster"
+    from explorer.gui.tabs.baseline_view import COLUMNS
+
+    a_isa, b_isa = COLUMNS.index("A isa"), COLUMNS.index("B isa")  # the ISA each side ran with, side by side
+    assert m.data(m.index(0, a_isa)) == "avx2" and m.data(m.index(0, b_isa)) == "avx512_core"
     assert "2.000x" in bv.summary.text() and "1 only in B" in bv.summary.text()
     # a second baseline compared against the first
     bv.add_rows(_results(scale=2.0), "slow")
