@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -170,10 +171,12 @@ class ModelView(QWidget):
         top.addWidget(QLabel("Input"))
         top.addWidget(self.input_edit)
         top.addStretch(1)
-        modes_row = QHBoxLayout()
+        modes_row = QHBoxLayout()  # the boxes in a 3-wide grid: one row of six overflows a 1024-px window's tab
         modes_row.addWidget(QLabel("Modes"))
-        for box in self.mode_boxes.values():
-            modes_row.addWidget(box)
+        grid = QGridLayout()
+        for k, box in enumerate(self.mode_boxes.values()):
+            grid.addWidget(box, k // 3, k % 3)
+        modes_row.addLayout(grid)
         modes_row.addWidget(QLabel("dtype"))
         modes_row.addWidget(self.dtype_box)
         modes_row.addStretch(1)
