@@ -231,13 +231,18 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
     base = next((r for r in results if r.mode == "nchw"), None)
+    from explorer.core.model.report import BF16_MODES
+
+    f32_table = any(s.layer.spec is not None and s.layer.spec.dtype != "bf16" for s in summaries)
     for r in results:
         path = MODE_PATH[r.mode]
+        if r.mode in BF16_MODES and f32_table:  # its convs are bf16: an f32 per-layer table says nothing of them
+            path = None
         faster = total = 0
         slower = []
         noisy_rows = 0
         for s in summaries:
-            d, p = s.results.get("dense"), s.results.get(path)
+            d, p = s.results.get("dense"), s.results.get(path) if path else None
             if d is None or p is None or d.status != "ok" or p.status != "ok":
                 continue
             total += s.layer.count
