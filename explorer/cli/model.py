@@ -35,7 +35,7 @@ COMMANDS: dict = {}
 
 
 def add_parsers(sub) -> None:
-    from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS, MODES
+    from explorer.core.model.report import DEFAULT_MODE_BUDGET_MS, DEFAULT_MODES, MODES
 
     p = sub.add_parser(
         "model", help="plan a whole model: per-layer paths, end-to-end modes measured and predicted",
@@ -52,11 +52,15 @@ def add_parsers(sub) -> None:
                         "keyword inputs; called with the minibatch when --mb is given). Default: the built-in's, "
                         "the exported program's, or 1,3,224,224")
     p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch (replaces the input's first dimension)")
-    p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
+    p.add_argument("--dtype", type=str, default=None,
+                   help="f32 (default), bf16 or f16: the whole plan (per-layer table and every mode); bf16 modes "
+                        "state their output error against the f32 model")
     p.add_argument("--threads", type=int_arg, default=None, help="torch threads (default: torch's setting)")
     p.add_argument("--paths", type=str, default="all", help="per-layer paths, comma-separated, or 'all' (default)")
     p.add_argument("--budget-ms", type=positive_float, default=300.0, help="time budget per layer and path (default 300)")
-    p.add_argument("--modes", type=str, default="all", help=f"end-to-end modes: {','.join(MODES)} or 'all' (default)")
+    p.add_argument("--modes", type=str, default=None,
+                   help=f"end-to-end modes: {','.join(MODES)}, or 'all' (default: {','.join(DEFAULT_MODES)}; "
+                        "compiled and autocast_bf16 are opt-in)")
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
                    help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f}); the rounds "
                         "that time a mode's forward, its remainder and its convs in model order get twice it")
@@ -68,9 +72,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
 
 
-def _modes_arg(text: str) -> tuple[str, ...]:
-    from explorer.core.model.report import MODES
+def _modes_arg(text: str | None) -> tuple[str, ...]:
+    from explorer.core.model.report import DEFAULT_MODES, MODES
 
+    if text is None:
+        return DEFAULT_MODES
     if text.strip() == "all":
         return MODES
     return tuple(m.strip() for m in text.split(",") if m.strip())
@@ -225,6 +231,7 @@ def format_modes(report) -> str:
         else:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
     notes = [f"  {r.mode}: {r.predict_note}" for r in report.modes if r.predict_note and r.status == "ok"]
+    notes += [f"  {r.mode}: {r.mode_note}" for r in report.modes if r.mode_note and r.status == "ok"]
     notes.append("  conv ms: the convs the prediction takes, timed in model order in rounds with the mode's forward "
                  "(each with its own tensors, the others in between); table conv ms: the per-layer table's (each "
                  "alone, its data hot in the caches); convs in model ms: inside the mode's own forward; ~: the "

@@ -113,6 +113,7 @@ def iter_model(
         with torch.no_grad():
             ref = x.call(net)
         ref = dense_output(ref)
+        ref_f32 = _f32_reference(loaded.module, x, dtype, ref, mopts.modes)
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
         seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
@@ -121,7 +122,7 @@ def iter_model(
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
             before = time_reference(reference, cancelled) if reference is not None else None
-            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors)
+            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
@@ -140,6 +141,21 @@ def iter_model(
         yield ModelFinished(report, cancelled())
     finally:
         torch.set_num_threads(old_threads)
+
+
+def _f32_reference(module, x, dtype: str, ref, modes):
+    """The f32 model's output, which every bf16 figure states its error against: the plan's own reference in
+    an f32 plan, the f32 model on the same (bf16-rounded) input in a bf16 plan; None when nothing is bf16."""
+    import torch
+
+    from explorer.core.model.report import BF16_MODES
+
+    if dtype == "f32":
+        return ref if set(BF16_MODES) & set(modes) else None
+    if dtype != "bf16":
+        return None
+    with torch.no_grad():
+        return dense_output(x.map(lambda t: t.float()).call(module))
 
 
 def layer_points(inv: Inventory):
@@ -235,13 +251,18 @@ def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
 
 def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
     base = next((r for r in results if r.mode == "nchw"), None)
+    from explorer.core.model.report import BF16_MODES
+
+    f32_table = any(s.layer.spec is not None and s.layer.spec.dtype != "bf16" for s in summaries)
     for r in results:
         path = MODE_PATH[r.mode]
+        if r.mode in BF16_MODES and f32_table:  # its convs are bf16: an f32 per-layer table says nothing of them
+            path = None
         faster = total = 0
         slower = []
         noisy_rows = 0
         for s in summaries:
-            d, p = s.results.get("dense"), s.results.get(path)
+            d, p = s.results.get("dense"), s.results.get(path) if path else None
             if d is None or p is None or d.status != "ok" or p.status != "ok":
                 continue
             total += s.layer.count

@@ -9,7 +9,7 @@ from explorer.core.model.report import MODE_PATH, LayerSummary, ModelReport, Mod
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
                       "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "in_sequence_ms", "conversion_ms", "remainder_ms", "remainder_quality", "host_drift_pct", "rel_err", "convs_faster", "convs_total", "uncertain",
-                      "uncertain_reason", "note")
+                      "uncertain_reason", "note", "f32_max_abs_err", "f32_rel_err")
 
 
 def model_columns() -> tuple[str, ...]:
@@ -51,10 +51,10 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
     row = {"kind": "mode", "model": inv.model, "input_shape": "x".join(map(str, inv.input_shape)),
            "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
            "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
-           "note": "; ".join(n for n in (r.predict_note, r.convs_in_model_note and
+           "note": "; ".join(n for n in (r.mode_note, r.predict_note, r.convs_in_model_note and
                                          f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
-              "stop_reason", "max_abs_err", "rel_err", "conv_ms", "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
+              "stop_reason", "max_abs_err", "rel_err", "f32_max_abs_err", "f32_rel_err", "compile_ms", "conv_ms", "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
               "host_drift_pct", "predicted_ms",
               "speedup", "predicted_speedup", "convs_faster", "convs_total", "uncertain", "uncertain_reason",
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",

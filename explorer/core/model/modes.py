@@ -11,7 +11,7 @@ from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model.inventory import Inventory
 from explorer.core.model.load import ModelInput
-from explorer.core.model.report import MODE_PATH, ModelOptions, ModeResult
+from explorer.core.model.report import BF16_MODES, MODE_PATH, ModelOptions, ModeResult
 from explorer.core.model.sequence import build_sequence, time_sequence
 from explorer.core.model.surgery import (
     compare_outputs,
@@ -38,6 +38,8 @@ class PreparedMode:
     note: str = ""
     graph_parts: object = None  # jit_mkldnn: model_jit.GraphParts, once remainder() has cut the graph
     graph_cut_error: str = ""  # why the graph could not be cut (the eager stand-ins are used then)
+    compile_ms: float | None = None  # compiled: its compile time (the first call), apart from the timed loop
+    predict_why: str = ""  # why the mode has no remainder (so no prediction), when it is not the TorchScript case
 
 
 def as_input(x) -> ModelInput:
@@ -170,6 +172,14 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
 
         pm.remainder = rem
         return pm
+    if mode == "compiled":
+        from explorer.core.model.modern.compiled import prepare_compiled
+
+        return PreparedMode(**prepare_compiled(model, inp))
+    if mode == "autocast_bf16":
+        from explorer.core.model.modern.compiled import prepare_autocast
+
+        return PreparedMode(**prepare_autocast(model, inp, dtype, channels_last_format(inp, conv_dims)))
     raise ValueError(mode)
 
 
@@ -215,7 +225,9 @@ def timed(fn: Callable[[], object], budget_ms: float, cancel, min_samples: int =
 
 
 def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, inv=None,
-             seq_tensors: dict | None = None) -> ModeResult | None:
+             seq_tensors: dict | None = None, ref_f32=None) -> ModeResult | None:
+    """One mode measured (and predicted). `ref_f32`: the f32 model's output, for the error of a bf16 mode or
+    of every mode of a bf16 plan."""
     import numpy as np
     import torch
 
@@ -228,8 +240,13 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             prep = prepare_mode(mode, net, x, dtype, dims)
             out = prep.fn()
         res.max_abs_err, res.rel_err = compare_outputs(out, ref)
+        bf16 = dtype == "bf16" or mode in BF16_MODES
+        if bf16 and ref_f32 is not None:
+            res.f32_max_abs_err, res.f32_rel_err = compare_outputs(out, ref_f32)
         del out
-        tol = 1e-3 if dtype == "f32" else 5e-2
+        res.compile_ms = prep.compile_ms
+        res.mode_note = _modern_note(mode, prep, res, bf16 and ref_f32 is not None)
+        tol = 1e-3 if dtype == "f32" and mode not in BF16_MODES else 5e-2
         if res.rel_err is not None and not res.rel_err <= tol:
             res.error = f"output differs from the NCHW model: max error {res.max_abs_err:.3g} ({res.rel_err:.2g} of its largest value)."
         rem_fn = seq = None
@@ -358,7 +375,9 @@ def _remainder_fn(prep: PreparedMode, res: ModeResult, inv: Inventory | None = N
         res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({type(e).__name__}: {one_line(e)})"
         return None
     fn = inv.functional_sites() if inv is not None else []
-    if rem_fn is None and fn and len(fn) == inv.total:
+    if rem_fn is None and prep.predict_why:
+        res.predict_note = prep.predict_why
+    elif rem_fn is None and fn and len(fn) == inv.total:
         site = fn[0]
         res.predict_note = (f"no prediction: every conv is an F.conv{len(site.input_shape) - 2}d call inside another "
                             f"module's forward (first: {site.module} in a {site.owner}), not a conv module, so none "
@@ -395,9 +414,22 @@ def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict, prep: Prepare
 
 
 def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
+    if mode == "compiled":  # clocking its conv modules would make dynamo recompile the model around the clocks
+        return None, "not read: the compiled code runs inductor's kernels, not the model's conv modules"
     try:
         return convs_in_forward_ms(prep.fn, prep.model, graph=(mode == "jit_mkldnn"))
     except Exception as e:  # noqa: BLE001 - a diagnostic column: its failure leaves the mode's figures as they are
         from explorer.core.paths.base import one_line
 
         return None, f"not read: {type(e).__name__}: {one_line(e)}"
+
+
+def _modern_note(mode: str, prep: PreparedMode, res: ModeResult, bf16: bool) -> str:
+    """What a today's mode, or any mode of a bf16 plan, says beside its figures ("" for the four in f32): the
+    compile time kept apart, the output error against f32, and no fast bf16 where oneDNN has none."""
+    from explorer.core.model.modern.bf16 import error_note, no_fast_bf16_note
+
+    notes = [prep.note] if mode in ("compiled", "autocast_bf16") else []
+    if bf16:
+        notes += [error_note(res.f32_max_abs_err, res.f32_rel_err), no_fast_bf16_note()]
+    return "; ".join(n for n in notes if n)

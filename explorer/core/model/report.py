@@ -9,23 +9,31 @@ from dataclasses import dataclass, field
 from explorer.core.errors import InputError
 from explorer.core.model.inventory import Inventory, Layer
 
-MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn")
+MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn", "compiled", "autocast_bf16")
+# What a plan runs unless asked: today's modes are opt-in (`--modes all`, or named), as torch.compile takes
+# tens of seconds on a real network and autocast changes the numbers the model computes.
+DEFAULT_MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn")
+BF16_MODES = ("autocast_bf16",)  # modes that compute in bf16 whatever the plan's dtype
 MODE_HELP = {
     "nchw": "the model as it is (contiguous NCHW)",
     "channels_last": "model and input in torch.channels_last (input converted inside each forward)",
     "to_mkldnn": "torch.utils.mkldnn.to_mkldnn(model); x.to_mkldnn() in and .to_dense() out, per forward",
     "jit_mkldnn": "torch.jit.freeze + torch.jit.optimize_for_inference (PyTorch's own route to MKLDNN layouts)",
+    "compiled": "torch.compile (inductor, freezing on); compiled before the timed loop, compile time apart",
+    "autocast_bf16": "torch.autocast('cpu', torch.bfloat16) on the channels_last model",
 }
-MODE_PATH = {"nchw": "dense", "channels_last": "channels_last", "to_mkldnn": "mkldnn", "jit_mkldnn": "mkldnn"}
+MODE_PATH = {"nchw": "dense", "channels_last": "channels_last", "to_mkldnn": "mkldnn", "jit_mkldnn": "mkldnn",
+             "compiled": "compiled", "autocast_bf16": "channels_last"}
 MODE_LABEL = {"nchw": "model as it is", "channels_last": "channels_last", "to_mkldnn": "to_mkldnn(model)",
-              "jit_mkldnn": "jit.freeze+optimize_for_inference"}
+              "jit_mkldnn": "jit.freeze+optimize_for_inference", "compiled": "torch.compile (freezing)",
+              "autocast_bf16": "autocast bf16 (channels_last)"}
 DEFAULT_MODE_BUDGET_MS = 2000.0
 
 
 # ---- events -----------------------------------------------------------------------------------------
 @dataclass
 class ModelOptions:
-    modes: tuple[str, ...] = MODES
+    modes: tuple[str, ...] = DEFAULT_MODES
     mode_budget_ms: float = DEFAULT_MODE_BUDGET_MS
     min_samples: int = 5
     predict: bool = True
@@ -90,6 +98,10 @@ class ModeResult:
     host_drift_pct: float | None = None
     host_drift_ref: str = ""  # which layer: "reference layer NAME (dense)"
     host_drift_note: str = ""
+    compile_ms: float | None = None  # compiled: torch.compile's first call, never inside measured_ms
+    f32_max_abs_err: float | None = None  # a bf16 mode or a bf16 plan: its output against the f32 model as it is
+    f32_rel_err: float | None = None
+    mode_note: str = ""  # what the mode is here: its compile time, its f32 error, no fast bf16 on this CPU
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
     speedup: float | None = None  # nchw measured / this measured
@@ -197,8 +209,10 @@ def mode_line(r: ModeResult) -> str:
         pred = f" (predicted {r.predicted_ms:.4g} ms)" if r.predicted_ms else ""
         line = f"{label}: {'~' if r.noisy or r.uncertain else ''}{r.measured_ms:.4g} ms per forward{pred}"
         if r.uncertain:
-            return line + f" (uncertain: {r.uncertain_reason})"
-        return line + (f" (noisy: {r.quality_reason})" if r.noisy else "")
+            line += f" (uncertain: {r.uncertain_reason})"
+        elif r.noisy:
+            line += f" (noisy: {r.quality_reason})"
+        return line + (f"; {r.mode_note}" if r.mode_note else "")
     t = "~" if r.uncertain else ""
     s = r.speedup
     how = f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"
@@ -213,6 +227,8 @@ def mode_line(r: ModeResult) -> str:
         line += f" (uncertain: {r.uncertain_reason})"
     if r.error:
         line += f"; {r.error}"
+    if r.mode_note:
+        line += f"; {r.mode_note}"
     return line
 
 

@@ -25,8 +25,10 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -130,6 +132,25 @@ class ModelView(QWidget):
         self.input_edit.setToolTip("The model's input: a shape (1,3,224,224 or 1,16000), several separated by ; "
                                    "(1,16000; 1,16000), or package.module:callable returning the input.")
         self.input_edit.setMaximumWidth(180)
+        # the end-to-end modes: one box each (the model as it is always runs: every ratio is against it), and
+        # the plan's dtype (bf16: the per-layer table and every mode in bf16, each stating its error against f32)
+        from explorer.core.model.report import DEFAULT_MODES, MODE_HELP, MODES
+
+        self.mode_boxes: dict[str, QCheckBox] = {}
+        for m in MODES:
+            box = QCheckBox(m)
+            box.setObjectName(f"modelMode_{m}")
+            box.setChecked(m in DEFAULT_MODES)
+            box.setToolTip(MODE_HELP[m])
+            if m == "nchw":
+                box.setEnabled(False)
+            self.mode_boxes[m] = box
+        self.dtype_box = QComboBox()
+        self.dtype_box.setObjectName("modelDtype")
+        self.dtype_box.addItems(["f32", "bf16"])
+        self.dtype_box.setToolTip("The plan's dtype: bf16 runs the per-layer table and every mode in bf16; each bf16 "
+                                  "mode states its output error against the f32 model, and where oneDNN has no fast "
+                                  "bf16 on this CPU the mode's note says so.")
         self.run_button = QPushButton("Run model")
         self.run_button.setDefault(True)
         self.stop_button = QPushButton("Stop")
@@ -151,6 +172,15 @@ class ModelView(QWidget):
         top.addWidget(QLabel("Input"))
         top.addWidget(self.input_edit)
         top.addStretch(1)
+        modes_row = QHBoxLayout()  # the boxes in a 3-wide grid: one row of six overflows a 1024-px window's tab
+        modes_row.addWidget(QLabel("Modes"))
+        grid = QGridLayout()
+        for k, box in enumerate(self.mode_boxes.values()):
+            grid.addWidget(box, k // 3, k % 3)
+        modes_row.addLayout(grid)
+        modes_row.addWidget(QLabel("dtype"))
+        modes_row.addWidget(self.dtype_box)
+        modes_row.addStretch(1)
         buttons = QHBoxLayout()
         for b in (self.run_button, self.stop_button, self.export_button, self.open_button):
             buttons.addWidget(b)
@@ -198,6 +228,7 @@ class ModelView(QWidget):
         split.setSizes([420, 230])
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addLayout(modes_row)
         lay.addLayout(buttons)
         lay.addWidget(self.answer)
         lay.addWidget(self.message)
@@ -236,6 +267,14 @@ class ModelView(QWidget):
     def set_mode_budget(self, ms: float) -> None:
         self.mode_budget_ms = float(ms)
 
+    def set_modes(self, modes) -> None:
+        """Tick exactly these modes (the model as it is stays ticked)."""
+        for m, box in self.mode_boxes.items():
+            box.setChecked(m == "nchw" or m in modes)
+
+    def selected_modes(self) -> tuple[str, ...]:
+        return tuple(m for m, box in self.mode_boxes.items() if box.isChecked())
+
     def is_running(self) -> bool:
         return self.controller.running
 
@@ -249,7 +288,7 @@ class ModelView(QWidget):
         try:
             # several inputs separated by ';', or a package.module:callable returning the input
             shape = parse_inputs([t for t in self.input_edit.text().split(";") if t.strip()] or None)
-            mopts = ModelOptions(mode_budget_ms=self.mode_budget_ms).validate()
+            mopts = ModelOptions(modes=self.selected_modes(), mode_budget_ms=self.mode_budget_ms).validate()
             if self.options_source is not None and not getattr(self, "_fixed_opts", False):
                 self.opts = self.options_source()
             opts = self.opts.validate()
@@ -264,7 +303,8 @@ class ModelView(QWidget):
         self.answer.setText(f"Running {text} …")
         self.export_button.setEnabled(False)
         self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts,
-                                              "isa": opts.isa})  # consumed by the measuring process's router
+                                              "isa": opts.isa,  # consumed by the measuring process's router
+                                              "dtype": self.dtype_box.currentText()})
         self._set_running(True)
         self.started.emit()
         return True
@@ -281,6 +321,9 @@ class ModelView(QWidget):
         self.stop_button.setEnabled(on)
         self.model_box.setEnabled(not on)
         self.input_edit.setEnabled(not on)
+        for m, box in self.mode_boxes.items():
+            box.setEnabled(not on and m != "nchw")
+        self.dtype_box.setEnabled(not on)
 
     def _show_error(self, msg: str) -> None:
         self.last_error = msg
@@ -460,7 +503,8 @@ class ModelView(QWidget):
                 _Num(f"{r.convs_in_model_ms:.4g}" if r.convs_in_model_ms else "", r.convs_in_model_ms),
                 _Num(f"{r.conversion_ms:.3g}" if r.conversion_ms is not None else "", r.conversion_ms),
                 _Num(f"{r.remainder_ms:.4g}" if r.remainder_ms else "", r.remainder_ms),
-                QTableWidgetItem(r.quality or ""), QTableWidgetItem(r.error or r.predict_note or r.uncertain_reason),
+                QTableWidgetItem(r.quality or ""), QTableWidgetItem(
+                    r.error or "; ".join(n for n in (r.mode_note, r.predict_note) if n) or r.uncertain_reason),
             ]
             if r.noisy:
                 cells[MODE_HEAD.index("quality")].setToolTip(r.quality_reason)

@@ -159,7 +159,7 @@ class WithReLU6(nn.Module):
         return self.act(self.conv(x))
 
 
-def _fast_run(model, shape="1,3,16,16", modes=model_report.MODES):
+def _fast_run(model, shape="1,3,16,16", modes=model_report.DEFAULT_MODES):
     ropts = RunOptions(paths=("dense", "channels_last", "mkldnn"), budget_ms=5, min_samples=3, trace=False)
     mopts = model_report.ModelOptions(modes=modes, mode_budget_ms=10, min_samples=3)
     return list(model_job.iter_model(model, shape, run_opts=ropts, model_opts=mopts, threads=1))
@@ -170,7 +170,7 @@ def test_a_whole_tiny_model_run_measures_predicts_and_fills_the_csv():
     assert isinstance(events[0], model_report.ModelStarted)
     report = events[-1].report
     assert isinstance(events[-1], model_report.ModelFinished) and not events[-1].cancelled
-    assert [r.mode for r in report.modes] == list(model_report.MODES)
+    assert [r.mode for r in report.modes] == list(model_report.DEFAULT_MODES)
     for r in report.modes:
         assert r.status == "ok", (r.mode, r.error)
         assert r.measured_ms > 0 and r.rel_err < 1e-3

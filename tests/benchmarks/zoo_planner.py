@@ -1,0 +1,181 @@
+"""The model planner on third-party models: one row per model and mode (measured, predicted, pred/meas,
+quality, note), each model planned by the real CLI in a fresh process.
+
+The models come from users' own libraries, built from their code with random weights (no download), plus a
+small 1-D audio front end and a small 3-D network written here:
+
+    efficientnet_b0   efficientnet_pytorch  EfficientNet.from_name("efficientnet-b0")
+    hf_resnet50       transformers          ResNetModel(ResNetConfig())          (returns a ModelOutput)
+    hf_convnext       transformers          ConvNextModel(ConvNextConfig())      (depthwise 7x7, LayerNorm)
+    audio1d           here                  takes (N, L) and adds the channel itself (Conv1d)
+    seg3d             here                  a small Conv3d encoder-decoder
+
+    pip install -e ".[zoo]"
+    python tests/benchmarks/zoo_planner.py [--models efficientnet_b0,audio1d] [--modes all] [--mb 1]
+        [--dtype f32] [--budget-ms 50] [--mode-budget-ms 500] [--threads N] [--out-dir /tmp/zoo_planner]
+
+Each model is `mkldnn-explorer model zoo_planner:NAME` run from this folder (so the factories below are
+importable), with --csv; the table is read from the CSV's mode rows. A model the planner refuses is one row
+with its one-line reason. The load average before and after each model is printed: the quality column says
+whether a loop was disturbed, and a noisy row's ratio is uncertain, not a finding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+HERE = Path(__file__).resolve().parent
+
+
+# ---- the models (factories the CLI imports as zoo_planner:NAME) --------------------------------------
+def efficientnet_b0() -> nn.Module:
+    from efficientnet_pytorch import EfficientNet
+
+    return EfficientNet.from_name("efficientnet-b0").eval()
+
+
+def hf_resnet50() -> nn.Module:
+    from transformers import ResNetConfig, ResNetModel
+
+    return ResNetModel(ResNetConfig()).eval()
+
+
+def hf_convnext() -> nn.Module:
+    from transformers import ConvNextConfig, ConvNextModel
+
+    return ConvNextModel(ConvNextConfig()).eval()
+
+
+class Audio1d(nn.Module):
+    """A raw-waveform front end: (N, L) in, the channel added inside, strided Conv1d blocks."""
+
+    def __init__(self):
+        super().__init__()
+        chans = [1, 32, 64, 64, 128]
+        layers = []
+        for a, b in zip(chans, chans[1:]):
+            layers += [nn.Conv1d(a, b, 9, stride=4, padding=4), nn.BatchNorm1d(b), nn.ReLU()]
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, wave):
+        return self.head(self.body(wave.unsqueeze(1)).mean(-1))
+
+
+def audio1d() -> nn.Module:
+    return Audio1d().eval()
+
+
+class Seg3d(nn.Module):
+    """A small 3-D segmentation network: two Conv3d stages down, one transposed up, a 1x1x1 classifier."""
+
+    def __init__(self, c: int = 16):
+        super().__init__()
+
+        def block(a, b, s=1):
+            return nn.Sequential(nn.Conv3d(a, b, 3, stride=s, padding=1), nn.BatchNorm3d(b), nn.ReLU())
+
+        self.enc = nn.Sequential(block(1, c), block(c, 2 * c, 2), block(2 * c, 2 * c))
+        self.up = nn.ConvTranspose3d(2 * c, c, 2, stride=2)
+        self.out = nn.Conv3d(c, 3, 1)
+
+    def forward(self, x):
+        return self.out(self.up(self.enc(x)))
+
+
+def seg3d() -> nn.Module:
+    return Seg3d().eval()
+
+
+MODELS = {  # name -> (library, input shape with mb 1)
+    "efficientnet_b0": ("efficientnet_pytorch", "1,3,224,224"),
+    "hf_resnet50": ("transformers", "1,3,224,224"),
+    "hf_convnext": ("transformers", "1,3,224,224"),
+    "audio1d": ("here (Conv1d, (N, L) input)", "1,16000"),
+    "seg3d": ("here (Conv3d)", "1,1,32,32,32"),
+}
+
+
+# ---- the run ------------------------------------------------------------------------------------------
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "?"
+
+
+def plan(name: str, args, out_dir: Path) -> tuple[list[dict], str, str]:
+    """(the CSV's mode rows, the CLI's one-line refusal or error, the answer line) of one model."""
+    csv_path = out_dir / f"{name}_{args.dtype}_mb{args.mb}.csv"
+    cmd = [sys.executable, "-m", "explorer", "model", f"zoo_planner:{name}", "--input", MODELS[name][1],
+           "--mb", str(args.mb), "--dtype", args.dtype, "--modes", args.modes, "--budget-ms", str(args.budget_ms),
+           "--mode-budget-ms", str(args.mode_budget_ms), "--no-trace", "--csv", str(csv_path), "--force"]
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    got = subprocess.run(cmd, cwd=HERE, env=env, capture_output=True, text=True)
+    answer = next((ln[len("answer: "):] for ln in got.stdout.splitlines() if ln.startswith("answer: ")), "")
+    if got.returncode != 0 or not csv_path.exists():
+        why = (got.stderr.strip().splitlines() or [f"exit {got.returncode}"])[-1]
+        return [], f"exit {got.returncode}: {why}", answer
+    with open(csv_path, newline="") as f:
+        return [r for r in csv.DictReader(f) if r["kind"] == "mode"], "", answer
+
+
+def _f(v: str, fmt: str = "{:.4g}") -> str:
+    try:
+        return fmt.format(float(v))
+    except (TypeError, ValueError):
+        return "-"
+
+
+def _note(r: dict) -> str:
+    if r["status"] != "ok":
+        return r["error"][:160]
+    note = r["note"]
+    return (note[:160] + "...") if len(note) > 160 else note
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--modes", default="all")
+    ap.add_argument("--mb", type=int, default=1)
+    ap.add_argument("--dtype", default="f32")
+    ap.add_argument("--budget-ms", type=float, default=50.0)
+    ap.add_argument("--mode-budget-ms", type=float, default=500.0)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--out-dir", default="/tmp/zoo_planner")
+    args = ap.parse_args(argv)
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"torch {torch.__version__}; {time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())} UTC")
+    print("| model (library) | mode | measured ms | predicted ms | pred/meas | quality | note |")
+    print("|---|---|---|---|---|---|---|")
+    for name in args.models.split(","):
+        before = _loadavg()
+        t0 = time.time()
+        rows, refused, answer = plan(name, args, out_dir)
+        lib = MODELS[name][0]
+        if refused:
+            print(f"| {name} ({lib}) | - | - | - | - | - | refused: {refused} |")
+        for r in rows:
+            meas, pred = r["measured_ms"], r["predicted_ms"]
+            ratio = _f(str(float(pred) / float(meas)), "{:.2f}") if _f(pred) != "-" and _f(meas) != "-" else "-"
+            print(f"| {name} ({lib}) | {r['mode']} | {_f(meas)} | {_f(pred)} | {ratio} | {r['quality'] or r['status']} "
+                  f"| {_note(r)} |")
+        print(f"<!-- {name}: load {before} -> {_loadavg()}, {time.time() - t0:.0f} s; answer: {answer} -->", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
