@@ -153,3 +153,20 @@ def ratio_text(base_ms: float, ms: float, uncertain: bool) -> str:
     v = base_ms / ms
     text = f"{v:.2f}x" if v >= 0.095 else f"{v:.2g}x"
     return f"~{text}?" if uncertain else text
+
+
+# ---- many machines (explorer.core.fleet; the running loop is explorer.cli.cluster) -----------------------
+def add_fleet_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("many machines")
+    g.add_argument("--cluster", type=str, default=None, metavar="ADDRESS",
+                   help="measure on the workers of the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786); each "
+                        "problem is a task, one at a time per worker (workers started with --nthreads 1 --resources "
+                        "measure=1); rows get host and worker columns")
+    g.add_argument("--every-host", action="store_true",
+                   help="with --cluster: every problem on every worker (to compare CPUs), not once anywhere")
+    g.add_argument("--resume", type=str, default=None, metavar="CSV",
+                   help="go on with this CSV: skip the problems it already holds and append the rest to it "
+                        "(or to --csv)")
+    g.add_argument("--shard", type=str, default=None, metavar="I/N",
+                   help="run every N-th problem from the I-th (0-based), e.g. 0/2 and 1/2 on two machines; "
+                        "join the CSVs with `mkldnn-explorer merge`")
