@@ -31,6 +31,10 @@ def plan(points: list, args) -> Plan:
     from explorer.core.fleet.pieces import parse_shard, point_done, resume_rows, row_identity, shard
     from explorer.core.report.results import CSV_COLUMNS, check_writable
 
+    if args.cluster:
+        from explorer.core.fleet.cluster import require_dask
+
+        require_dask()
     if args.every_host and not args.cluster:
         raise InputError("--every-host measures on every worker of a cluster: give --cluster ADDRESS too.", "cluster")
     if args.shard:

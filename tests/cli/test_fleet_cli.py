@@ -3,6 +3,7 @@
 Every test reads which rows arrived and from which host; timings are never asserted.
 """
 
+import logging
 import os
 import signal
 import sys
@@ -31,7 +32,8 @@ def batch17(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"measure": 1},
-                                  host="127.0.0.1", dashboard_address=None) as c, distributed.Client(c) as client:
+                                  host="127.0.0.1", dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as c, distributed.Client(c) as client:
         yield c.scheduler_address, client
 
 
@@ -97,7 +99,7 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, batch17, tmp_path):
     address, client = cluster
     _ready(client)
     out = tmp_path / "killed.csv"
-    slow = ["--paths", "dense", "--budget-ms", "150", "--threads", "1", "--no-trace"]
+    slow = ["--paths", "dense", "--budget-ms", "20", "--threads", "1", "--no-trace"]
     rc: list = []
     t = threading.Thread(target=lambda: rc.append(main(["batch", batch17, "--cluster", address, *slow, "--csv",
                                                           str(out)])))

@@ -49,12 +49,19 @@ class ClusterMissing:
     total: int
 
 
-def connect(address: str, timeout_s: float = 10.0):
-    """A Client of the scheduler at `address`; one sentence when dask is missing or nobody answers."""
+def require_dask() -> None:
+    """One sentence saying how to install Dask's distributed scheduler when it is missing."""
     try:
-        from distributed import Client
+        import distributed  # noqa: F401
     except ImportError:
         raise InputError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT}.", "cluster") from None
+
+
+def connect(address: str, timeout_s: float = 10.0):
+    """A Client of the scheduler at `address`; one sentence when dask is missing or nobody answers."""
+    require_dask()
+    from distributed import Client
+
     try:
         return Client(address, timeout=timeout_s)
     except (OSError, TimeoutError, ValueError) as e:
@@ -110,18 +117,20 @@ def run_points(client, points: list, opts, every_host: bool = False, done: set |
             if not ended:
                 time.sleep(poll_s)  # as_completed has no timeout per result: poll, so a departed worker is seen
             for f in ended:
+                got = _outcome(f)
+                if got is None:  # its result died with a worker after finishing: the scheduler runs it again
+                    ready.add(f)
+                    continue
                 pending.discard(f)
                 point, addr = futures[f]
                 finished += 1
-                if f.status == "finished":
-                    rows = f.result()
+                rows, reason = got
+                if reason is None:
                     for r in rows:  # the label of the cluster as it started, else the worker's hostname
                         r["host"] = labels.get(r.get("worker"), r.get("host", ""))
                     host = rows[0]["host"] if rows else labels.get(addr, "")
                     yield ClusterRows(point, host, rows, finished, total)
                 else:
-                    exc = f.exception() if f.status == "error" else None
-                    reason = str(exc).splitlines()[0] if exc is not None else f.status
                     yield ClusterMissing(point, labels.get(addr, "") if addr else "", reason, finished, total)
             if every_host and pending:
                 live = set(client.scheduler_info(n_workers=-1)["workers"])
@@ -136,3 +145,16 @@ def run_points(client, points: list, opts, every_host: bool = False, done: set |
     finally:
         if pending:  # Ctrl+C or the consumer stopped: nothing of this run stays queued on the cluster
             client.cancel(list(pending))
+
+
+def _outcome(f) -> tuple[list, str | None] | None:
+    """(rows, None) of a finished task, ([], reason) of one that failed for good, None while it runs again."""
+    if f.status in ("lost", "pending"):
+        return None
+    if f.status == "finished":
+        try:
+            return f.result(), None
+        except Exception:  # noqa: BLE001 - the result was lost while being fetched
+            return None if f.status in ("lost", "pending") else ([], f"its result could not be fetched ({f.status})")
+    exc = f.exception() if f.status == "error" else None
+    return [], (str(exc).splitlines()[0] if exc is not None else f.status)
