@@ -80,6 +80,13 @@ def test_every_host_gives_every_row_once_per_worker_and_resumes_per_host(cluster
     again = read_csv(out)
     assert sorted(row_identity(r, True) for r in again) == sorted(row_identity(r, True) for r in rows)
     assert "5 tasks" in capsys.readouterr().err
+    # Hosts side by side: each host's median, the other's speedup against the chosen one.
+    first = sorted(labels)[0]
+    assert main(["compare", str(out), "--against", first]) == 0
+    table = capsys.readouterr().out.splitlines()
+    other = (labels - {first}).pop()
+    assert table[1].split()[4:] == [f"{first}", "ms", f"{other}", "ms", f"{other}", "speedup"]
+    assert len([ln for ln in table if "mb1ic" in ln]) == N and table[-1].startswith(f"{other} vs {first}:")
 
 
 def test_resume_measures_only_the_rest(cluster, batch17, tmp_path, capsys):
