@@ -162,3 +162,35 @@ def test_without_dask_cluster_says_how_to_install(batch17, monkeypatch, capsys):
     assert main(["batch", batch17, *FAST, "--cluster", "tcp://127.0.0.1:8786"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and 'pip install "dask[distributed]"' in err
+
+
+def test_sweep_on_the_cluster_keeps_skipped_points(cluster, tmp_path):
+    address, client = cluster
+    _ready(client)
+    out = tmp_path / "sweep.csv"
+    assert main(["sweep", "mb1ic8ih6oc8kh3ph1", "--vary", "g=1,2,3", "--cluster", address, *FAST,
+                 "--csv", str(out)]) == 0
+    rows = read_csv(out)
+    assert sorted((r["vary"], r["status"]) for r in rows) == [("g=1", "ok"), ("g=2", "ok"), ("g=3", "skipped")]
+    assert all(r["host"] for r in rows if r["status"] == "ok")
+
+
+def test_stopping_the_run_cancels_its_tasks_on_the_cluster(cluster, batch17):
+    """What Ctrl+C does in the CLI: the generator is closed and nothing of the run stays queued."""
+    from explorer.core.fleet.cluster import ClusterRows, ClusterStarted, run_points
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.problem.batch import load_batch
+
+    address, client = cluster
+    _ready(client)
+    opts = RunOptions(paths=("dense",), threads=1, budget_ms=20, trace=False).validate()
+    gen = run_points(client, load_batch(batch17).points, opts)
+    assert isinstance(next(gen), ClusterStarted)
+    assert isinstance(next(gen), ClusterRows)  # one finished, the rest queued or running
+    gen.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and client.run_on_scheduler(
+            lambda dask_scheduler: sum(k.startswith("mkldnn-explorer-") for k in map(str, dask_scheduler.tasks))):
+        time.sleep(0.2)
+    assert client.run_on_scheduler(
+        lambda dask_scheduler: [k for k in map(str, dask_scheduler.tasks) if k.startswith("mkldnn-explorer-")]) == []
