@@ -1,6 +1,6 @@
 """The command line: the same core as the desktop app, with no display needed.
 
-One module per command group (run, gui, inspect_cmds, sweep, compare, model, fleet), each with `add_parsers(sub)`
+One module per command group (run, gui, inspect_cmds, sweep, compare, model, fleet: merge), each with `add_parsers(sub)`
 and `COMMANDS`; what they share is in `common`. This module only composes them: no command module imports
 it, so there is no import circle. `gui` is parsed here but opened by explorer.launch (the console script),
 so the command line never imports Qt.

@@ -9,17 +9,18 @@ from __future__ import annotations
 import json
 import sys
 
-from explorer.cli import cluster
 from explorer.cli.common import (
     EXIT_BAD_INPUT,
     add_fleet_options,
     add_run_options,
     allocator_note,
+    fleet_plan,
     close_timeline,
     measured_events,
     open_timeline,
     positive_int_arg,
     ratio_text,
+    run_on_cluster,
     run_options,
     spec_from,
 )
@@ -179,7 +180,7 @@ def cmd_sweep(args) -> int:
     varies = parse_varies(args.vary)
     spec = spec_from(args)
     _run_options_check(args)
-    plan = cluster.plan(plan_sweep(spec, varies, given=given_keys(args.desc)), args)
+    plan = fleet_plan(plan_sweep(spec, varies, given=given_keys(args.desc)), args)
     points = plan.points
     fields = tuple(v.field for v in varies)
     n_skip = sum(p.skipped for p in points)
@@ -194,7 +195,7 @@ def cmd_sweep(args) -> int:
 
     _note_plan(plan, args)
     if args.cluster:
-        return cluster.run_on_cluster(plan, args, fields, label_of, args.json)
+        return run_on_cluster(plan, args, fields, label_of, args.json)
     return _run_points(points, args, fields, label_of, plan.target, args.json, resumed=plan.rows)
 
 
@@ -224,7 +225,7 @@ def cmd_batch(args) -> int:
                                       sizes=False), args.json)
     _run_options_check(args)
     batch = load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None)
-    plan = cluster.plan(batch.points, args)
+    plan = fleet_plan(batch.points, args)
     if not args.json:
         n_skip = len(batch.skipped)
         print(f"batch {batch.source}: {len(batch.points)} problems"
@@ -241,7 +242,7 @@ def cmd_batch(args) -> int:
 
     _note_plan(plan, args)
     if args.cluster:
-        rc = cluster.run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json)
+        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json)
     else:
         rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
                          resumed=plan.rows)

@@ -152,6 +152,8 @@ def test_local_resume_and_refusals(batch17, tmp_path, capsys):
     assert "a local run's rows (no host columns); resume it without --cluster" in capsys.readouterr().err
     assert main(["batch", batch17, *FAST, "--every-host"]) == 2
     assert "give --cluster ADDRESS too" in capsys.readouterr().err
+    assert main(["batch", batch17, *FAST, "--cluster", "tcp://127.0.0.1:1", "--timeline", str(tmp_path / "t.json")]) == 2
+    assert "run without --cluster" in capsys.readouterr().err
     assert main(["batch", batch17, *FAST, "--shard", "2/2"]) == 2
     err = capsys.readouterr().err
     assert "0 <= I < N" in err and "Traceback" not in err
