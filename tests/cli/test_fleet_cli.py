@@ -193,7 +193,8 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, batch17, tmp_path):
                     killed = busy[0]
         assert killed is not None, "the run ended before a worker could be killed mid-task"
     finally:
-        t.join(180)
+        t.join(600)  # a loaded machine restarts the killed worker slowly; the run goes on with the other one
+    assert not t.is_alive(), "the run did not end within 10 minutes of the kill"
     assert rc == [0]
     rows = read_csv(out)
     assert _names(rows) == sorted(f"l{i}" for i in range(N))
