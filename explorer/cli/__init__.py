@@ -1,6 +1,6 @@
 """The command line: the same core as the desktop app, with no display needed.
 
-One module per command group (run, gui, inspect_cmds, sweep, compare, model), each with `add_parsers(sub)`
+One module per command group (run, gui, inspect_cmds, sweep, compare, model, fleet: merge), each with `add_parsers(sub)`
 and `COMMANDS`; what they share is in `common`. This module only composes them: no command module imports
 it, so there is no import circle. `gui` is parsed here but opened by explorer.launch (the console script),
 so the command line never imports Qt.
@@ -16,10 +16,10 @@ import signal
 import sys
 
 from explorer import __version__
-from explorer.cli import compare, gui, inspect_cmds, model, run, sweep
+from explorer.cli import compare, fleet, gui, inspect_cmds, model, run, sweep
 from explorer.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, Terminated, UsageError
 
-GROUPS = (run, gui, inspect_cmds, sweep, compare, model)
+GROUPS = (run, gui, inspect_cmds, sweep, compare, model, fleet)
 COMMANDS = {name: fn for g in GROUPS for name, fn in g.COMMANDS.items()}
 
 

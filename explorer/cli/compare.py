@@ -9,8 +9,10 @@ from explorer.cli.common import fmt as _fmt
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("compare", help="compare two results CSVs (speedup A/B of the median per matched row, above 1: B faster)")
-    p.add_argument("a", help="baseline CSV (A)")
-    p.add_argument("b", help="CSV to compare (B)")
+    p.add_argument("a", help="baseline CSV (A), or one CSV of several hosts (a cluster run with --every-host)")
+    p.add_argument("b", nargs="?", default=None, help="CSV to compare (B); leave out to set A's hosts side by side")
+    p.add_argument("--against", type=str, default=None, metavar="HOST",
+                   help="with one CSV of several hosts: the host the others are compared with (default: the first)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -18,6 +20,8 @@ def add_parsers(sub) -> None:
 def cmd_compare(args) -> int:
     from explorer.core.report.compare import KEY_COLUMNS, SPEEDUP_DEFINITION, compare_csv
 
+    if args.b is None or args.against:
+        return _compare_hosts(args)
     c = compare_csv(args.a, args.b)
     if args.json:
         print(json.dumps(c.to_json(), indent=1))
@@ -55,6 +59,49 @@ def cmd_compare(args) -> int:
             for r in only:
                 print(f"  {r.get('desc') or '-'}  {r.get('path') or '-'}  {r.get('dtype') or '-'}  "
                       f"threads={_fmt(r.get('threads'), '{}')}  {r.get('status')}")
+    return 0
+
+
+def _compare_hosts(args) -> int:
+    """One CSV (or two joined) measured on several hosts: each host's median and speedup against one host."""
+    from explorer.core.report.hosts import compare_hosts
+    from explorer.core.report.results import read_csv
+
+    rows = read_csv(args.a) + (read_csv(args.b) if args.b else [])
+    c = compare_hosts(rows, args.against, repr(args.a) if args.b is None else f"{args.a!r} and {args.b!r}")
+    if args.json:
+        print(json.dumps(c.to_json(), indent=1))
+        return 0
+    others = c.hosts[1:]
+    head = ("desc", "path", "dtype", "threads", f"{c.against} ms", *(f"{h} ms" for h in others),
+            *(f"{h} speedup" for h in others))
+    table = []
+    for k in c.keys:
+        cells = []
+        for h in c.hosts:
+            r = c.rows.get((k, h))
+            if r is None:
+                cells.append("-")
+            elif r.get("status") != "ok":
+                cells.append(str(r.get("status")))
+            else:
+                cells.append(("~" if r.get("quality") == "noisy" else "") + _fmt(r.get("median_ms")))
+        ratios = []
+        for h in others:
+            v, uncertain = c.speedup(k, h)
+            ratios.append("-" if v is None else (f"~{v:.3f}x?" if uncertain else f"{v:.3f}x"))
+        table.append((k[0] or "-", k[1] or "-", k[2] or "-", _fmt(k[3], "{}"), *cells, *ratios))
+    print(f"hosts side by side; speedup = {c.against} median / host median (above 1: the host is faster); "
+          "~x? marks a noisy row (shown, never counted)")
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *table)]
+    for r in (head, *table):
+        print("  ".join(str(x).ljust(w) for x, w in zip(r, widths)).rstrip())
+    for h in others:
+        p = c.pairs[h]
+        g = p.geomean
+        print(f"{h} vs {c.against}: {len(p.speedups)} trusted pairs; geometric mean speedup = {_fmt(g, '{:.3f}x')}"
+              + (f" ({p.verdict.replace('B ', h + ' ')})" if g is not None else "")
+              + (f"; {p.uncertain} pairs with a noisy row left out" if p.uncertain else ""))
     return 0
 
 

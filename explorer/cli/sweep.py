@@ -11,14 +11,17 @@ import sys
 
 from explorer.cli.common import (
     EXIT_BAD_INPUT,
+    add_fleet_options,
     add_run_options,
     allocator_note,
+    fleet_plan,
     close_timeline,
     isa_note,
     measured_events,
     open_timeline,
     positive_int_arg,
     ratio_text,
+    run_on_cluster,
     run_options,
     spec_from,
 )
@@ -41,6 +44,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
                    help="field and values to sweep; give it twice for a grid")
     add_run_options(p)
+    add_fleet_options(p)
 
     p = sub.add_parser("batch", help="run a benchdnn conv batch file (or a shipped one: resnet_50, quick, ...)")
     p.add_argument("file", help="batch file path, or the bare name of a shipped batch")
@@ -49,6 +53,7 @@ def add_parsers(sub) -> None:
                    help="list every problem (like benchdnn --mode=L): line, descriptor, dims, left/right pads, "
                         "output sizes, op counts; runs nothing")
     add_run_options(p)
+    add_fleet_options(p)
 
 
 
@@ -63,14 +68,16 @@ def _eta(s: float | None) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bool = False) -> int:
-    """Run points through iter_points, writing each row as it finishes; print the table at the end."""
+def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bool = False,
+                resumed: list | None = None) -> int:
+    """Run points through iter_points, writing each row as it finishes; print the table at the end.
+    `resumed`: the rows of the CSV that goes on (--resume), written again first."""
     from explorer.core.jobs.events import PathFinished, PathRetry, PointSkipped, PointStarted
     from explorer.core.report.results import CsvSink
 
     opts = run_options(args)
     timeline = open_timeline(args)
-    sink = CsvSink(sink_path)
+    sink = CsvSink(sink_path, rows=resumed or [])
     sink.flush()  # the header is on disk before the first point runs
     table: list[tuple] = []  # small summaries only, never Results
     json_rows: list[dict] = []
@@ -177,14 +184,12 @@ def _format_table(label_cols: tuple[str, ...], table: list[tuple], dense: dict) 
 # ---- sweep ------------------------------------------------------------------------------------------
 def cmd_sweep(args) -> int:
     from explorer.core.problem.sweep_plan import given_keys, parse_varies, plan_sweep
-    from explorer.core.report.results import check_writable
 
     varies = parse_varies(args.vary)
     spec = spec_from(args)
-    if args.csv:
-        check_writable(args.csv, overwrite=args.force)
     _run_options_check(args)
-    points = plan_sweep(spec, varies, given=given_keys(args.desc))
+    plan = fleet_plan(plan_sweep(spec, varies, given=given_keys(args.desc)), args)
+    points = plan.points
     fields = tuple(v.field for v in varies)
     n_skip = sum(p.skipped for p in points)
     if not args.json:
@@ -196,7 +201,21 @@ def cmd_sweep(args) -> int:
             return tuple(str(point.values[f]) for f in fields)
         return point.label
 
-    return _run_points(points, args, fields, label_of, args.csv, args.json)
+    _note_plan(plan, args)
+    if args.cluster:
+        return run_on_cluster(plan, args, fields, label_of, args.json)
+    return _run_points(points, args, fields, label_of, plan.target, args.json, resumed=plan.rows)
+
+
+def _note_plan(plan, args) -> None:
+    if args.json:
+        return
+    if args.shard:
+        print(f"shard {args.shard}: {len(plan.points) + plan.already} problems", file=sys.stderr)
+    if args.resume:
+        print(f"resuming {args.resume}: {plan.already} problems already there, {len(plan.points)} to run"
+              + (" (per host: decided once the cluster's workers are known)" if args.every_host else ""),
+              file=sys.stderr)
 
 
 def _run_options_check(args) -> None:
@@ -207,16 +226,14 @@ def _run_options_check(args) -> None:
 def cmd_batch(args) -> int:
     from explorer.core.problem.batch import load_batch
     from explorer.core.problem.spec import parse_dtype
-    from explorer.core.report.results import check_writable
 
     dtype = parse_dtype(args.dtype) if args.dtype else None
     if args.list:
         return _list_batch(load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None,
                                       sizes=False), args.json)
-    if args.csv:
-        check_writable(args.csv, overwrite=args.force)
     _run_options_check(args)
     batch = load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None)
+    plan = fleet_plan(batch.points, args)
     if not args.json:
         n_skip = len(batch.skipped)
         print(f"batch {batch.source}: {len(batch.points)} problems"
@@ -231,7 +248,12 @@ def cmd_batch(args) -> int:
             return (str(point.line), name or "-", desc)
         return f"line {point.line}: {name or desc}"
 
-    rc = _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json, totals=True)
+    _note_plan(plan, args)
+    if args.cluster:
+        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json)
+    else:
+        rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
+                         resumed=plan.rows)
     if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
         print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -93,6 +93,8 @@ def _child_main(conn, flag, nice: int = 0) -> None:
                 else:
                     conn.send(("event", ev, None))
             conn.send(("done", None))
+        except (BrokenPipeError, EOFError):
+            return  # the parent is gone (e.g. a cluster worker that was killed): nobody to report to
         except BaseException as e:  # noqa: BLE001 - every failure is reported to the parent
             field = getattr(e, "field", None)
             conn.send(("error", (type(e).__name__, str(e), field, traceback.format_exc())))

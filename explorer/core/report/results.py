@@ -164,9 +164,9 @@ def csv_cell(v) -> str:
     return str(v)
 
 
-def rows_to_csv_text(rows: list[dict]) -> str:
+def rows_to_csv_text(rows: list[dict], columns: tuple[str, ...] | list[str] = CSV_COLUMNS) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
     return buf.getvalue()
@@ -180,10 +180,13 @@ class CsvSink:
     write: a 1,000-row file costs about 0.5 ms a row here, fsync included.
     """
 
-    def __init__(self, path: str | os.PathLike | None):
+    def __init__(self, path: str | os.PathLike | None, columns: tuple[str, ...] | list[str] = CSV_COLUMNS,
+                 rows: list[dict] = ()):
+        """`columns`: the schema (a cluster run adds host columns); `rows`: the rows of a CSV that goes on."""
         self.path = Path(path) if path else None
-        self._header = rows_to_csv_text([])
-        self._lines: list[str] = []
+        self.columns = tuple(columns)
+        self._header = rows_to_csv_text([], self.columns)
+        self._lines: list[str] = [rows_to_csv_text([r], self.columns)[len(self._header):] for r in rows]
 
     @property
     def count(self) -> int:
@@ -191,7 +194,7 @@ class CsvSink:
 
     def add(self, result: Result | dict) -> None:
         row = result.row() if isinstance(result, Result) else result
-        self._lines.append(rows_to_csv_text([row])[len(self._header):])
+        self._lines.append(rows_to_csv_text([row], self.columns)[len(self._header):])
         self.flush()
 
     def flush(self) -> None:

@@ -294,7 +294,15 @@ class BaselineView(QWidget):
         if not rows:
             self._error("Empty baseline", f"{path} has a header but no rows.")
             return False
-        self.add_rows(rows, os.path.basename(str(path)))
+        from explorer.core.report.hosts import hosts_in
+
+        name = os.path.basename(str(path))
+        hosts = hosts_in(rows)
+        if len(hosts) > 1:  # a cluster run over several hosts: one baseline per host, the first two compared
+            labels = [self.add_rows([r for r in rows if r.get("host") == h], f"{name} @ {h}") for h in hosts]
+            self.set_pair(labels[0], labels[1])
+            return True
+        self.add_rows(rows, name)
         return True
 
     def add_rows(self, rows, label: str) -> str:

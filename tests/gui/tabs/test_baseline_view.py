@@ -102,3 +102,19 @@ def test_batch_baseline_draws_dashed_outlines(views, tmp_path):
     assert sv.data.mode == "batch" and len(sv.data.layers) == len(vary_mbs)
     assert sv.stack.currentWidget() is sv.bars
     assert sum(len(v) for v in sv.data.baselines[0].series.values()) == 4
+
+
+def test_a_csv_of_several_hosts_opens_as_one_baseline_per_host(views, tmp_path):
+    from explorer.core.fleet.hosts import CLUSTER_COLUMNS
+    from explorer.core.report.results import rows_to_csv_text
+
+    sv, bv = views
+    rows = [{**r.row(), "host": host, "worker": f"tcp://{host}:1"}
+            for host, scale in (("fast", 0.5), ("slow", 1.0)) for r in _results(scale=scale)]
+    path = tmp_path / "fleet.csv"
+    path.write_text(rows_to_csv_text(rows, CLUSTER_COLUMNS))
+    assert bv.open_csv(path)
+    assert [bv.a_combo.itemText(i) for i in range(bv.a_combo.count())] == ["fleet.csv @ fast", "fleet.csv @ slow"]
+    c = bv.comparison
+    assert (c.a_label, c.b_label) == ("fleet.csv @ fast", "fleet.csv @ slow") and len(c.matched) == 6
+    assert math.isclose(c.geomean, 0.5, rel_tol=1e-3)  # A (fast) / B (slow): B is half as fast

@@ -1,0 +1,160 @@
+"""Problems measured on a Dask cluster (dask.distributed), results streamed back as they finish.
+
+Each problem is one task that needs the worker resource `measure` (a worker is started with
+`--resources measure=1`, so one measurement runs at a time on it; a worker per machine keeps measurements
+from disturbing each other). Spread: each problem once, on whichever worker is free; the scheduler runs a
+lost worker's task again elsewhere. Every host: each problem pinned to every worker (`workers=[addr]`);
+a worker that leaves takes its pending problems with it, and they are reported missing for that host.
+Closing the generator (Ctrl+C in the caller) cancels every task still on the cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import uuid
+from typing import Iterator
+
+from explorer.core.errors import InputError
+from explorer.core.fleet.hosts import host_labels
+from explorer.core.fleet.pieces import point_done
+from explorer.core.fleet.task import isa_env, measure_point
+
+INSTALL_HINT = 'pip install "dask[distributed]" (or the extra: pip install -e ".[fleet]")'
+WORKER_HINT = "dask worker ADDRESS --nthreads 1 --resources measure=1"
+
+
+@dataclasses.dataclass
+class ClusterStarted:
+    hosts: dict  # worker address -> host label
+    tasks: int
+    already: int  # problems (x hosts) the resumed CSV holds
+
+
+@dataclasses.dataclass
+class ClusterRows:
+    point: object
+    host: str
+    rows: list  # CSV row dicts, host columns included
+    done: int
+    total: int
+
+
+@dataclasses.dataclass
+class ClusterMissing:
+    point: object
+    host: str  # "" in spread mode: the problem found no worker to finish it
+    reason: str
+    done: int
+    total: int
+
+
+def require_dask() -> None:
+    """One sentence saying how to install Dask's distributed scheduler when it is missing."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT}.", "cluster") from None
+
+
+def connect(address: str, timeout_s: float = 10.0):
+    """A Client of the scheduler at `address`; one sentence when dask is missing or nobody answers."""
+    require_dask()
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout_s)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise InputError(f"no Dask scheduler answered at {address!r} ({str(e).splitlines()[0][:120]}); start one "
+                         "with `dask scheduler`.", "cluster") from None
+
+
+def measuring_workers(client) -> dict[str, str]:
+    """Address -> host label of the workers that offer the `measure` resource; InputError when none does."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    addrs = [a for a, w in info.items() if (w.get("resources") or {}).get("measure", 0) >= 1]
+    if not addrs:
+        raise InputError(f"no worker of the cluster offers the `measure` resource; start one per machine with "
+                         f"`{WORKER_HINT}`.", "cluster")
+    hostnames = client.run(socket.gethostname, workers=addrs)
+    return host_labels(hostnames, {a: info[a].get("name", a) for a in addrs})
+
+
+def run_points(client, points: list, opts, every_host: bool = False, done: set | None = None,
+               poll_s: float = 0.2) -> Iterator:
+    """Yield ClusterStarted, then a ClusterRows or ClusterMissing per task as it ends.
+
+    `points` must be runnable (the caller writes skipped ones itself). `done`: row identities of a resumed
+    CSV (with the host in every-host mode); problems fully in it are not submitted.
+    """
+    import time
+
+    from distributed import as_completed
+
+    labels = measuring_workers(client)
+    env = isa_env()
+    run = uuid.uuid4().hex[:8]
+    futures: dict = {}  # future -> (point, worker address or None)
+    already = 0
+    for i, point in enumerate(points):
+        targets = list(labels) if every_host else [None]
+        for addr in targets:
+            if done and point_done(point, opts.paths, done, labels[addr] if addr else None):
+                already += 1
+                continue
+            kw = {"workers": [addr], "allow_other_workers": False} if addr else {}
+            f = client.submit(measure_point, point, opts, env, resources={"measure": 1}, pure=False,
+                              key=f"mkldnn-explorer-{run}-{i}" + (f"-{labels[addr]}" if addr else ""), **kw)
+            futures[f] = (point, addr)
+    total = len(futures)
+    yield ClusterStarted(dict(labels), total, already)
+    pending = set(futures)
+    ready = as_completed(futures)
+    finished = 0
+    try:
+        while pending:
+            ended = [f for f in ready.next_batch(block=False) if f in pending]
+            if not ended:
+                time.sleep(poll_s)  # as_completed has no timeout per result: poll, so a departed worker is seen
+            for f in ended:
+                got = _outcome(f)
+                if got is None:  # its result died with a worker after finishing: the scheduler runs it again
+                    ready.add(f)
+                    continue
+                pending.discard(f)
+                point, addr = futures[f]
+                finished += 1
+                rows, reason = got
+                if reason is None:
+                    for r in rows:  # the label of the cluster as it started, else the worker's hostname
+                        r["host"] = labels.get(r.get("worker"), r.get("host", ""))
+                    host = rows[0]["host"] if rows else labels.get(addr, "")
+                    yield ClusterRows(point, host, rows, finished, total)
+                else:
+                    yield ClusterMissing(point, labels.get(addr, "") if addr else "", reason, finished, total)
+            if every_host and pending:
+                live = set(client.scheduler_info(n_workers=-1)["workers"])
+                gone = [f for f in pending if futures[f][1] not in live]
+                if gone:
+                    client.cancel(gone)
+                    for f in gone:
+                        pending.discard(f)
+                        point, addr = futures[f]
+                        finished += 1
+                        yield ClusterMissing(point, labels[addr], "its worker left the cluster", finished, total)
+    finally:
+        if pending:  # Ctrl+C or the consumer stopped: nothing of this run stays queued on the cluster
+            client.cancel(list(pending))
+
+
+def _outcome(f) -> tuple[list, str | None] | None:
+    """(rows, None) of a finished task, ([], reason) of one that failed for good, None while it runs again."""
+    if f.status in ("lost", "pending"):
+        return None
+    if f.status == "finished":
+        try:
+            return f.result(), None
+        except Exception:  # noqa: BLE001 - the result was lost while being fetched
+            return None if f.status in ("lost", "pending") else ([], f"its result could not be fetched ({f.status})")
+    exc = f.exception() if f.status == "error" else None
+    return [], (str(exc).splitlines()[0] if exc is not None else f.status)
