@@ -151,6 +151,11 @@ class ChildRunner:
         """Thread-safe: the child sees it after the current timed call."""
         self._flag.value = 1
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether the last job was cancelled (the flag stays set until the next job starts)."""
+        return self._flag.value != 0
+
     def ack(self) -> None:
         """The parent has shown the last burst: the paused child may time the next one (thread-safe)."""
         seq, self._pending_ack = self._pending_ack, None

@@ -13,7 +13,7 @@ import atexit
 import os
 import threading
 
-from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for
+from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for, fresh_per_run
 from explorer.core.process.child import ChildPool
 
 
@@ -52,12 +52,33 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     if not in_process:
         if kind == "points" and _mixed_allocators(args[0], allocator):
             return _routed_points(args[0], args[1], allocator, pace, **kwargs)
+        if kind == "run" and fresh_per_run(allocator) and len(args) > 1 and len(args[1].paths) > 1:
+            return _fresh_per_path(args[0], args[1], args[2:], allocator, pace, **kwargs)
         return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
     from explorer.core.process.child import jobs_by_kind
 
     job = jobs_by_kind()[kind]  # the same jobs as the measuring process runs
     flag = cancel.is_set if isinstance(cancel, threading.Event) else cancel
     return job(*args, cancel=flag, **kwargs)
+
+
+def _fresh_per_path(spec, opts, rest, allocator: str, pace: bool, **kwargs):
+    """A run under `default`: every path in a measuring process of its own, as each would be in a user's
+    script (one path's buffers move glibc's thresholds for the next). Events read as one run."""
+    import dataclasses
+
+    from explorer.core.jobs.events import PathFinished, PathStarted
+
+    child = pool().get(allocator)  # fresh_per_job: a new process for every job
+    for i, path in enumerate(opts.paths):
+        finished = False
+        for ev in child.iter("run", spec, dataclasses.replace(opts, paths=(path,)), *rest, pace=pace, **kwargs):
+            if isinstance(ev, PathStarted):
+                ev = dataclasses.replace(ev, index=i, total=len(opts.paths))
+            finished = finished or isinstance(ev, PathFinished)
+            yield ev
+        if child.cancelled or not finished:
+            return  # cancelled (or the run ended early): no further path starts
 
 
 def _mixed_allocators(points, default: str) -> bool:
