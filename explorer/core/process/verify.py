@@ -188,6 +188,13 @@ def _command(res: Result, script: Path) -> str:
 
 def verify(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, python: str | None = None) -> Verified:
     """Write, run and judge the fresh script of one row; the row gets the verify_* fields."""
+    v = check(res, folder, min_run_time, python)
+    apply(res, v)
+    return v
+
+
+def check(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, python: str | None = None) -> Verified:
+    """verify without touching the row (for a worker thread: the window applies it in its own)."""
     why = verifiable(res)
     if why:
         v = Verified("", "", note=why)
@@ -197,7 +204,6 @@ def verify(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, py
             v = judge(res, script, run_script(script, _allocator(res), python))
         except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as exc:
             v = Verified(str(script), _command(res, script), note=f"the fresh script gave no figure: {exc}")
-    apply(res, v)
     return v
 
 
