@@ -42,7 +42,7 @@ def test_a_disagreement_is_marked_with_both_figures(fake_script, tmp_path, capsy
     assert main(["run", *TINY, "--verify", "--csv", str(out)]) == 0
     text = capsys.readouterr()
     rows = {r["path"]: r for r in read_csv(out)}
-    assert rows["dense"]["verify_note"] == "" and rows["dense"]["verify_ratio"] == pytest.approx(1.0, rel=1e-3)
+    assert not rows["dense"]["verify_note"] and rows["dense"]["verify_ratio"] == pytest.approx(1.0, rel=1e-3)
     m = rows["mkldnn"]
     assert m["verify_ratio"] == pytest.approx(1 / 3, rel=1e-3)
     assert m["verify_note"].startswith("not reproduced in a fresh script")
@@ -71,7 +71,7 @@ def test_without_verify_nothing_is_checked(fake_script, monkeypatch, tmp_path, c
     out = tmp_path / "r.csv"
     assert main(["run", *TINY, "--csv", str(out)]) == 0
     assert "fresh script" not in capsys.readouterr().out
-    assert all(r["verify_median_ms"] is None and r["verify_note"] == "" for r in read_csv(out))
+    assert all(r["verify_median_ms"] is None and not r["verify_note"] for r in read_csv(out))
 
 
 def test_a_file_that_is_not_its_own_is_never_replaced(fake_script, tmp_path, capsys):
@@ -99,5 +99,5 @@ def test_one_real_fresh_script(tmp_path, capsys):
     assert script.is_file() and script.parent == tmp_path / "real-verify"
     text = script.read_text()
     assert "import explorer" not in text and "MALLOC_MMAP_THRESHOLD_=33554432" in text  # the printed variables
-    assert (row["verify_note"] == "") == (0.9 <= row["verify_ratio"] <= 1.1)
+    assert (not row["verify_note"]) == (0.9 <= row["verify_ratio"] <= 1.1)
     assert "fresh script ms" in capsys.readouterr().out
