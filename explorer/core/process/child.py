@@ -7,7 +7,8 @@ Python between paths (trace parsing, layouts) holds it while the window waits to
 process has its own GIL: the window only reads a pipe, and the measurement only competes for cores.
 
 The child is started once and reused (importing torch costs about a second), except for the `default`
-allocator, whose figures need a fresh process's glibc state: that child is new for every job. It is
+allocator, whose figures need a fresh process's glibc state: that child is new for every job (and a run
+under `default` is one job per path: explorer.core.process.measuring). It is
 started with its allocator's environment (explorer.core.measure.allocator), which glibc and the loader read at
 process start. Cancel is a shared flag the child reads after every timed call.
 
