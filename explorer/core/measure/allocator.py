@@ -15,7 +15,8 @@ The settings (read by glibc or the dynamic loader at process start, so they need
   run every path gets a new measuring process and is timed right after its warm-up call, before the
   accuracy check, the trace and the profile (the f32 reference's im2col buffer raised the thresholds:
   0 faults a call against a plain script's 556). A sweep, batch or model job gets one new process, whose
-  earlier points and paths move the thresholds: only `run` rows stand for a fresh script there.
+  earlier points and paths move the thresholds: only `run` rows stand for a fresh script there, and
+  not for every shape yet (mb4ic64ih28oc64oh28kh3ph1 took fewer faults than a plain script: BENCHMARKS.md §9).
 - `jemalloc`, `tcmalloc`: preloaded with LD_PRELOAD when the library is installed (Debian: libjemalloc2,
   libtcmalloc-minimal4), as Intel's launcher (torch.backends.xeon.run_cpu) offers.
 """
