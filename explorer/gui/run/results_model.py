@@ -297,7 +297,7 @@ class ResultsModel(QAbstractTableModel):
             return self.text(row, col) or None
         if role == Qt.TextAlignmentRole and col == REASON_COLUMN and r.status != "ok":
             return int(Qt.AlignLeft | Qt.AlignVCenter)
-        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS:
+        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS and name != "fresh script":  # a sentence when not reproduced
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None
 

@@ -58,6 +58,7 @@ class WindowVerify:
         from explorer.core.session.state import RowVerified
 
         self.session.apply(RowVerified(r, v))  # the table follows (session_sync: "verified")
+        self._show_verified_cell(r)
         if v.median_ms is None:
             self.status_label.setText(f"{r.path}: {v.note}.")
         elif v.note:
@@ -65,3 +66,13 @@ class WindowVerify:
         else:
             self.status_label.setText(f"{r.path}: reproduced in a fresh script, {v.median_ms:.4g} ms "
                                       f"({v.ratio:.2f}x). Script: {v.script}")
+
+    def _show_verified_cell(self, r) -> None:
+        """Scroll the row's "fresh script" cell into view: the column sits right of the narrow table's first ones."""
+        from explorer.gui.run.results_model import HEADERS, RESULT_ROLE
+
+        col = HEADERS.index("fresh script")
+        for row in range(self.proxy.rowCount()):
+            if self.proxy.data(self.proxy.index(row, 0), RESULT_ROLE) is r:
+                self.table.scrollTo(self.proxy.index(row, col))
+                return
