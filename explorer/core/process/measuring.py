@@ -52,7 +52,7 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     if not in_process:
         if kind == "points" and _mixed_allocators(args[0], allocator):
             return _routed_points(args[0], args[1], allocator, pace, **kwargs)
-        if kind == "run" and fresh_per_run(allocator) and len(args) > 1 and len(args[1].paths) > 1:
+        if kind == "run" and fresh_per_run(allocator) and len(args) > 1 and len(getattr(args[1], "paths", ())) > 1:
             return _fresh_per_path(args[0], args[1], args[2:], allocator, pace, **kwargs)
         return pool().get(allocator).iter(kind, *args, pace=pace, **kwargs)
     from explorer.core.process.child import jobs_by_kind
