@@ -28,6 +28,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--list", action="store_true",
                    help="only list the problem (like benchdnn --mode=L): dims, left/right pads, outputs, op counts")
     add_run_options(p)
+    p.add_argument("--verify", action="store_true",
+                   help="after the run, check every row in a fresh script: write the standalone torch.utils.benchmark "
+                        "script of each path (next to --csv, else in the cache folder), run it in a new process with "
+                        "the printed allocator variables, and show its median and the ratio")
 
 
 def cmd_run(args) -> int:
@@ -71,6 +75,8 @@ def cmd_run(args) -> int:
                 sink.add(ev.result)
                 if timeline is not None:
                     timeline.add(ev.result)
+        if args.verify:
+            _verify_rows(results, args, opts, quiet)
     finally:
         session.apply(RunFinished())
         if results and not quiet:
@@ -87,6 +93,32 @@ def cmd_run(args) -> int:
         print(f"wrote {len(results)} rows to {args.csv}", file=sys.stderr)
     return 0
 
+
+
+def _verify_rows(results, args, opts, quiet: bool) -> None:
+    """--verify: each row's fresh script written, run in a new process, its median set on the row (and the CSV)."""
+    from explorer.core.process.verify import default_folder, verify
+    from explorer.core.report.results import write_csv
+
+    folder = default_folder(args.csv)
+    for r in results:
+        if not quiet:
+            print(f"  fresh script: {r.path} ...", file=sys.stderr, flush=True)
+        verify(r, folder, min_run_time=opts.budget_ms / 1e3)
+        if args.csv:
+            write_csv(args.csv, results)  # the row's verify columns on disk as soon as they are known
+    if not quiet:
+        print(f"fresh scripts in {folder} (rerun one as its first lines say)", file=sys.stderr)
+
+
+def verify_cells(r) -> tuple[str, str]:
+    """The table's fresh-script columns of one row: the script's median, and the ratio or the mark."""
+    from explorer.core.process.verify import NOT_REPRODUCED
+
+    if r.verify_median_ms is None:
+        return "-", r.verify_note[:60] or "-"
+    ratio = f"{r.verify_ratio:.2f}x" if r.verify_ratio is not None else "-"
+    return _fmt(r.verify_median_ms), ratio if not r.verify_note else f"{ratio} {NOT_REPRODUCED}"
 
 
 def _list_one(args) -> int:
@@ -123,6 +155,9 @@ def format_table(results) -> str:
             _fmt(r.gflops, "{:.1f}"), speed, split,
             _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-", _fmt(r.compile_ms, "{:.4g}"),
         ))
+    if any(r.verify_median_ms is not None or r.verify_note for r in results):  # run --verify only
+        head += ("fresh script ms", "row/script")
+        rows = [row + verify_cells(r) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]
     measured = ("ok", "noisy")
     widths = [max(len(str(x)) for x in col) for col in zip(head, *[r for r in rows if r[1] in measured] or [head])]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths))]
@@ -131,6 +166,7 @@ def format_table(results) -> str:
             lines.append("  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2]]))
         else:
             lines.append("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+    lines += [f"{r.path}: {r.verify_note}" for r in results if r.verify_median_ms is not None and r.verify_note]
     return "\n".join(lines)
 
 

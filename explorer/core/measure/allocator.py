@@ -11,8 +11,12 @@ The settings (read by glibc or the dynamic loader at process start, so they need
   MALLOC_TRIM_THRESHOLD_=1000000000: no buffer of any size is mapped per call or returned to the OS, so
   once warm a loop takes no page faults, independent of what ran before. (The threshold alone stops at
   32 MiB, glibc's cap; a larger buffer then faults on every call or not, by the heap's history.)
-- `default`: glibc exactly as a fresh process has it (dynamic thresholds); the measuring process is
-  started afresh for every run, as a user's own script would be.
+- `default`: glibc exactly as a fresh process has it (dynamic thresholds), as in a user's own script: in a
+  run every path gets a new measuring process and is timed right after its warm-up call, before the
+  accuracy check, the trace and the profile (the f32 reference's im2col buffer raised the thresholds:
+  0 faults a call against a plain script's 556). A sweep, batch or model job gets one new process, whose
+  earlier points and paths move the thresholds: only `run` rows stand for a fresh script there, and
+  not for every shape yet (mb4ic64ih28oc64oh28kh3ph1 took fewer faults than a plain script: BENCHMARKS.md §9).
 - `jemalloc`, `tcmalloc`: preloaded with LD_PRELOAD when the library is installed (Debian: libjemalloc2,
   libtcmalloc-minimal4), as Intel's launcher (torch.backends.xeon.run_cpu) offers.
 """
@@ -114,5 +118,6 @@ def reproduce_hint(name: str) -> str:
 
 
 def fresh_per_run(name: str) -> bool:
-    """`default` means a fresh process's glibc state, so its measuring process is new for every run."""
+    """`default` means a fresh process's glibc state: its measuring process is new for every job (a run's
+    path), and it times before it checks, traces or profiles."""
     return name == "default"

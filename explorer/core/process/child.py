@@ -7,7 +7,8 @@ Python between paths (trace parsing, layouts) holds it while the window waits to
 process has its own GIL: the window only reads a pipe, and the measurement only competes for cores.
 
 The child is started once and reused (importing torch costs about a second), except for the `default`
-allocator, whose figures need a fresh process's glibc state: that child is new for every job. It is
+allocator, whose figures need a fresh process's glibc state: that child is new for every job (and a run
+under `default` is one job per path: explorer.core.process.measuring). It is
 started with its allocator's environment (explorer.core.measure.allocator), which glibc and the loader read at
 process start. Cancel is a shared flag the child reads after every timed call.
 
@@ -152,6 +153,11 @@ class ChildRunner:
     def cancel(self) -> None:
         """Thread-safe: the child sees it after the current timed call."""
         self._flag.value = 1
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the last job was cancelled (the flag stays set until the next job starts)."""
+        return self._flag.value != 0
 
     def ack(self) -> None:
         """The parent has shown the last burst: the paused child may time the next one (thread-safe)."""

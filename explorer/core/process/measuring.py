@@ -14,8 +14,9 @@ import os
 import threading
 
 from explorer.core.errors import InputError
-from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for
+from explorer.core.measure.allocator import DEFAULT_ALLOCATOR, env_for, fresh_per_run
 from explorer.core.measure.isa import validate as check_isa
+
 from explorer.core.process.child import ChildPool
 
 
@@ -58,7 +59,10 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
     if not in_process:
         if kind == "points" and _mixed_settings(args[0], allocator, isa):
             return _routed_points(args[0], args[1], allocator, isa, pace, **kwargs)
+        if kind == "run" and fresh_per_run(allocator) and len(args) > 1 and len(getattr(args[1], "paths", ())) > 1:
+            return _fresh_per_path(args[0], args[1], args[2:], allocator, isa, pace, **kwargs)
         return pool().get(allocator, isa).iter(kind, *args, pace=pace, **kwargs)
+
     from explorer.core.process.child import jobs_by_kind
 
     job = jobs_by_kind()[kind]  # the same jobs as the measuring process runs
@@ -69,6 +73,25 @@ def events(kind: str, *args, cancel=None, allocator: str | None = None, pace: bo
 def _setting(p, allocator: str, isa: str | None) -> tuple[str, str | None]:
     """The (allocator, ISA cap) a sweep point runs with: its own where it varies them, else the run's."""
     return getattr(p, "allocator", None) or allocator, getattr(p, "isa", None) or isa
+
+
+def _fresh_per_path(spec, opts, rest, allocator: str, isa: str | None, pace: bool, **kwargs):
+    """A run under `default`: every path in a measuring process of its own, as each would be in a user's
+    script (one path's buffers move glibc's thresholds for the next). Events read as one run."""
+    import dataclasses
+
+    from explorer.core.jobs.events import PathFinished, PathStarted
+
+    child = pool().get(allocator, isa)  # fresh_per_job: a new process for every job
+    for i, path in enumerate(opts.paths):
+        finished = False
+        for ev in child.iter("run", spec, dataclasses.replace(opts, paths=(path,)), *rest, pace=pace, **kwargs):
+            if isinstance(ev, PathStarted):
+                ev = dataclasses.replace(ev, index=i, total=len(opts.paths))
+            finished = finished or isinstance(ev, PathFinished)
+            yield ev
+        if child.cancelled or not finished:
+            return  # cancelled (or the run ended early): no further path starts
 
 
 def _mixed_settings(points, allocator: str, isa: str | None) -> bool:

@@ -50,6 +50,10 @@ QUALITIES = ("ok", "noisy", "")
 SHAPE_COLUMNS = ("exact_ops", "ndims", "id", "od", "kd", "sd", "pd", "dd", "pd_r", "ph_r", "pw_r")
 CSV_COLUMNS += SHAPE_COLUMNS
 INT_COLUMNS |= set(SHAPE_COLUMNS)
+# The fresh-script check (run --verify, explorer.core.process.verify); empty when not asked for.
+VERIFY_COLUMNS = ("verify_median_ms", "verify_ratio", "verify_script", "verify_note")
+CSV_COLUMNS += VERIFY_COLUMNS
+FLOAT_COLUMNS |= {"verify_median_ms", "verify_ratio"}
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -110,6 +114,10 @@ class Result:
     reorder_ms: float | None = None  # ... inside oneDNN reorders ...
     other_ms: float | None = None  # ... and the rest (PyTorch's own kernels, dispatch, Python)
     route_note: str = ""  # what a route inserted or calls
+    verify_median_ms: float | None = None  # the fresh script's median (--verify)
+    verify_ratio: float | None = None  # median_ms / verify_median_ms
+    verify_script: str = ""  # where that script was written
+    verify_note: str = ""  # "not reproduced in a fresh script: ..." beyond +-10%, or why there is no figure
     # Kept for charts and views, not written to the CSV:
     samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
     trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call

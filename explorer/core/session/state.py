@@ -88,6 +88,14 @@ class ModelLayerDone:
 
 
 @dataclass
+class RowVerified:
+    """A row's fresh-script check came back (core.process.verify.Verified): its verify_* figures set."""
+
+    result: object  # core.report.results.Result, one of the session's rows
+    verified: object  # core.process.verify.Verified
+
+
+@dataclass
 class PeakMeasured:
     peak: object  # core.measure.machine.Peak
 
@@ -421,6 +429,10 @@ class SessionState:
                     self.path_times.note(took, job.budget or 0.0)
                     job.path_t0 = None
             self.notify("results", ("added", ev.result))
+        elif isinstance(ev, RowVerified):
+            v, r = ev.verified, ev.result
+            r.verify_median_ms, r.verify_ratio, r.verify_script, r.verify_note = v.median_ms, v.ratio, v.script, v.note
+            self.notify("results", ("verified", r))
         elif isinstance(ev, RunFinished):
             if job is not None and job.kind == "run":
                 self.end(ev.cancelled)

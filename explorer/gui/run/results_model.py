@@ -50,6 +50,14 @@ def _kernel(r) -> str:
     return r.conv_impl + ("" if n is None else f" · {n} reorder{'s' if n != 1 else ''}")
 
 
+def _verified(r) -> str:
+    if getattr(r, "verify_median_ms", None) is None:
+        return getattr(r, "verify_note", "")  # why there is no figure ("" before a check)
+    if r.verify_note:
+        return r.verify_note  # "not reproduced in a fresh script: the row ..., the script ..."
+    return f"{r.verify_median_ms:.4g} ms · {r.verify_ratio:.2f}x"
+
+
 # (header, tooltip, value(result, model) -> sort value, text(value) -> str); the most useful columns first
 # (what a narrow table shows without scrolling: path, status, median, speed, GFLOP/s); the bytes, kernel and
 # reorders are one column each, and a row's tooltip has every figure.
@@ -77,6 +85,9 @@ COLUMNS = [
     ("samples", "Timed calls after one warm-up.", lambda r, m: r.samples or None, lambda v: "" if v is None else str(v)),
     ("max err", "Largest absolute difference from PyTorch's own f32 kernels.", lambda r, m: r.max_abs_err,
      lambda v: _num(v, "{:.1e}")),
+    ("fresh script", "The row checked in a fresh script (Run tab: Check in a fresh script; CLI: run --verify): the "
+     "standalone torch.utils.benchmark script's median and row/script; beyond ±10%: not reproduced.",
+     lambda r, m: getattr(r, "verify_ratio", None), lambda v: v),
     ("dtype", "Data type.", lambda r, m: r.spec.dtype, str),
     ("threads", "torch threads during the run.", lambda r, m: r.threads, str),
     ("spec", "benchdnn descriptor of the problem.", lambda r, m: r.spec.descriptor(), str),
@@ -85,7 +96,7 @@ COLUMNS = [
 HEADERS = [c[0] for c in COLUMNS]
 TEXT_COLUMNS = {"path", "status", "kernel", "src / wei / dst", "dtype", "spec", "error"}
 # Columns whose text is not their sort value: the text comes from the whole result.
-_TEXT_OF = {"stored in / wei / out": _stored, "kernel": _kernel}
+_TEXT_OF = {"stored in / wei / out": _stored, "kernel": _kernel, "fresh script": _verified}
 REASON_COLUMN = HEADERS.index("median ms")  # where a row that did not run shows torch's reason
 
 
@@ -166,6 +177,12 @@ class ResultsModel(QAbstractTableModel):
         self.theme = name
         if self._results:
             self.dataChanged.emit(self.index(0, 0), self.index(len(self._results) - 1, len(COLUMNS) - 1))
+
+    def changed(self, result) -> None:
+        """One shown row's figures changed in place (its fresh-script check): its cells repaint."""
+        for i, r in enumerate(self._results):
+            if r is result:
+                self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
 
     def _refresh_derived(self) -> None:
         if self._results:
@@ -280,7 +297,7 @@ class ResultsModel(QAbstractTableModel):
             return self.text(row, col) or None
         if role == Qt.TextAlignmentRole and col == REASON_COLUMN and r.status != "ok":
             return int(Qt.AlignLeft | Qt.AlignVCenter)
-        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS:
+        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS and name != "fresh script":  # a sentence when not reproduced
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None
 

@@ -13,7 +13,7 @@ class WindowInspector:
     """The selected row's inspectors and the table's look."""
 
     _COLUMN_CAPS = {"status": 110, "kernel": 230, "src / wei / dst": 220, "spec": 240, "error": 320,
-                    "stored in / wei / out": 200}
+                    "stored in / wei / out": 200, "fresh script": 420}
 
     def _fit_columns(self) -> None:
         """Every column as wide as its header and its values (capped; never the path names, which must not

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QDockWidget,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMainWindow,
@@ -49,6 +50,7 @@ from explorer.gui.window.inspector import WindowInspector
 from explorer.gui.window.menus import WindowMenus
 from explorer.gui.window.peak import WindowPeak
 from explorer.gui.window.session_sync import WindowSession
+from explorer.gui.window.verify import WindowVerify
 
 SETTINGS_VERSION = 1
 
@@ -107,7 +109,7 @@ def _make_model_view(bridge):
     return ModelView(bridge=bridge)
 
 
-class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInspector, QMainWindow):
+class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInspector, WindowVerify, QMainWindow):
     run_finished = Signal(bool)  # True when stopped by the user
     run_failed = Signal(str)
 
@@ -194,6 +196,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.table.horizontalHeader().setMinimumSectionSize(36)
         self.table.setToolTip("Click a row to show that path's layouts and trace; Ctrl+C copies the selection.")
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.selectionModel().currentRowChanged.connect(self._update_verify_button)
         self.copy_action = QAction("Copy rows as TSV", self.table)
         self.copy_action.setShortcut(QKeySequence.Copy)
         self.copy_action.setShortcutContext(Qt.WidgetWithChildrenShortcut)
@@ -224,7 +227,12 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         box = QVBoxLayout(self.charts_box)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(2)
-        box.addWidget(self.quality_label)
+        top_row = QHBoxLayout()  # the quality line, and the selected row's fresh-script check (verify.py)
+        top_row.setContentsMargins(0, 0, 0, 0)
+        top_row.addWidget(self.quality_label, 1)
+        top_row.addStretch(0)
+        top_row.addWidget(self._make_verify_button())
+        box.addLayout(top_row)
         box.addWidget(self.chart_split, 1)
         # Six summary bars stay legible at this height; a splitter state saved in a larger window and
         # restored in a small one would otherwise crush the charts to ~110 px with overlapping labels.
@@ -320,7 +328,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         return self.controller.running
 
     def start_run(self) -> bool:
-        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False):
+        if self.running or (self.peak_worker and self.peak_worker.running) or getattr(self, "_sweeping", False) \
+                or (self.verify_worker and self.verify_worker.running):  # a fresh script and a run would time each other
             return False
         spec = self.panel.spec
         if spec is None:
@@ -358,6 +367,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.stop_action.setEnabled(on)
         self.peak_action.setEnabled(not on)
         self.open_action.setEnabled(not on)
+        self._update_verify_button()
 
     def _sync_sweep(self, spec) -> None:
         """The Sweep tab starts from the spec and options in the panel."""
@@ -613,6 +623,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.model_view.shutdown()
         if self.peak_worker is not None:
             self.peak_worker.wait()
+        if self.verify_worker is not None:
+            self.verify_worker.wait()  # a fresh script runs for about its budget plus torch's import
         self.baseline_view.timer.stop()
 
     def closeEvent(self, event) -> None:

@@ -23,6 +23,9 @@ class WindowSession:
         if kind == "added":
             self._on_result_added(payload)
             return
+        if kind == "verified":
+            self.model.changed(payload)  # its "fresh script" cell; the selection stays
+            return
         self.model.reshow()  # a new run, or a reopened session: the table shows the session's rows afresh
         self._update_quality()
         self._fit_columns()

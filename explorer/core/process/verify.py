@@ -1,0 +1,221 @@
+"""The fresh-script check of a row: the standalone script the README describes for that row (the printed
+allocator variables, the same seeded tensors, spec, dtype and threads, torch.utils.benchmark), written to a
+file the user can rerun, run in a fresh Python process, and its median set beside the row's with the ratio.
+
+A row whose median is more than TOLERANCE away from the script's says "not reproduced in a fresh script"
+with both figures (`verify_note`). The script imports only torch: it runs on a machine without this tool.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.errors import InputError
+from explorer.core.measure.allocator import ALLOCATORS, env_for, reproduce_hint
+from explorer.core.report.results import Result
+
+TOLERANCE = 0.10  # beyond +-10% the row is not reproduced
+MARKER = "# mkldnn-explorer fresh-script check"  # first line of every script this module writes
+TIMEOUT_S = 600
+VERIFIABLE = ("dense", "channels_last", "native", "mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
+NOT_REPRODUCED = "not reproduced in a fresh script"
+
+# The README's statements (section "Allocator"), made once before the Timer and passed in its globals.
+_PATH_SETUP = {
+    "dense": ("", "CONV(x, w, b, **args)"),
+    "channels_last": ("xc, wc = x.contiguous(memory_format=CL), w.contiguous(memory_format=CL)",
+                      "CONV(xc, wc, b, **args)"),
+    "native": ("torch.backends.mkldnn.enabled = False", "CONV(x, w, b, **args)"),
+    "mkldnn": ("fwd = torch.utils.mkldnn.to_mkldnn(conv, DT).forward\nxm = x.to_mkldnn()", "fwd(xm)"),
+    "mkldnn_functional": ("xm = x.to_mkldnn()", "CONV(xm, w, b, **args)"),
+    "mkldnn_roundtrip": ("fwd = torch.utils.mkldnn.to_mkldnn(conv, DT).forward", "fwd(x.to_mkldnn()).to_dense()"),
+}
+_DTYPES = {"f32": "torch.float32", "bf16": "torch.bfloat16", "f16": "torch.float16"}
+_NDIMS = {3: ("Conv1d", "F.conv1d", None), 4: ("Conv2d", "F.conv2d", "torch.channels_last"),
+          5: ("Conv3d", "F.conv3d", "torch.channels_last_3d")}
+
+
+@dataclass
+class Verified:
+    """The fresh script's figure for one row."""
+
+    script: str  # where the script was written (rerun it with `command`)
+    command: str
+    median_ms: float | None = None
+    ratio: float | None = None  # row median / script median
+    note: str = ""  # "" when reproduced; else NOT_REPRODUCED with both figures, or why there is no figure
+
+    @property
+    def reproduced(self) -> bool:
+        return self.ratio is not None and abs(self.ratio - 1.0) <= TOLERANCE
+
+
+def _allocator(res: Result) -> str:
+    """The row's allocator setting; a row measured in a process of unknown state gets glibc as it comes."""
+    return res.allocator if res.allocator in ALLOCATORS else "default"
+
+
+def verifiable(res: Result) -> str:
+    """'' when the row can be checked, else one sentence why not."""
+    if res.status != "ok" or not res.median_ms:
+        return "the row has no median to check"
+    if res.path not in VERIFIABLE:
+        return f"no fresh-script check for {res.path} (only {', '.join(VERIFIABLE)})"
+    if res.spec.ndims == 3 and res.path == "channels_last":
+        return "channels_last has no 1-D memory format"
+    return ""
+
+
+def script_text(res: Result, min_run_time: float = 0.5) -> str:
+    """The standalone torch.utils.benchmark script for this row (only torch imported)."""
+    s = res.spec
+    mod, conv_name, cl = _NDIMS[s.ndims]
+    pad, extra = s.torch_padding()
+    extra = tuple(extra) if any(extra) else None
+    setup, stmt = _PATH_SETUP[res.path]
+    x_in = f"F.pad(x, {list(extra)})" if extra else "x"
+    if extra and res.path in ("mkldnn", "mkldnn_functional"):
+        setup = setup.replace("xm = x.to_mkldnn()", f"xm = {x_in}.to_mkldnn()")  # padded once, as the tool does
+    stmt = stmt.replace("CONV(x,", f"CONV({x_in},").replace("fwd(x.to_mkldnn())", f"fwd({x_in}.to_mkldnn())")
+    stmt = stmt.replace("CONV", conv_name)
+    setup = setup.replace("CL", cl or "None").replace("DT", "dt")
+    threads = res.threads or 1
+    return f'''{MARKER}: {s.descriptor()} {res.path} {s.dtype}, {threads} threads, allocator {_allocator(res)}
+# The row measured {res.median_ms:.6g} ms. Rerun:
+#   {reproduce_hint(_allocator(res)).replace("your_script.py", "THIS_FILE")}
+import json
+import math
+
+import torch
+import torch.nn.functional as F
+import torch.utils.benchmark as tb
+import torch.utils.mkldnn
+
+torch.set_grad_enabled(False)
+torch.set_num_threads({threads})
+dt = {_DTYPES[s.dtype]}
+# The tool's seeded problem: weights uniform in +-1/sqrt(fan_in), then the input, rounded once to dt.
+gen = torch.Generator().manual_seed(0)
+conv = torch.nn.{mod}({s.ic}, {s.oc}, {s.kernel_size}, stride={s.torch_stride}, padding={tuple(pad)},
+                     dilation={s.torch_dilation}, groups={s.g}, bias={s.bias})
+bound = 1.0 / max(1, {s.ic // s.g} * {math.prod(s.kernel_size)}) ** 0.5
+conv.weight.uniform_(-bound, bound, generator=gen)
+if conv.bias is not None:
+    conv.bias.uniform_(-bound, bound, generator=gen)
+conv.requires_grad_(False).eval()
+x = torch.randn({s.input_shape}, generator=gen).to(dt)
+w = conv.weight.detach().to(dt)
+b = conv.bias.detach().to(dt) if conv.bias is not None else None
+conv.weight.copy_(w.float())
+if conv.bias is not None:
+    conv.bias.copy_(b.float())
+args = dict(stride={s.torch_stride}, padding={tuple(pad)}, dilation={s.torch_dilation}, groups={s.g})
+{setup}
+t = tb.Timer(stmt={stmt!r}, globals=dict(globals()), num_threads={threads})
+t.timeit(3)  # warm-up: primitive creation, a ScriptModule's first runs
+m = t.blocked_autorange(min_run_time={min_run_time})
+print(m)
+print(json.dumps({{"median_ms": m.median * 1e3}}))
+'''
+
+
+def script_name(res: Result) -> str:
+    s = res.spec
+    desc = re.sub(r"[^A-Za-z0-9_.-]+", "_", s.descriptor(with_name=False))
+    return f"verify-{desc}-{res.path}-{s.dtype}-t{res.threads or 1}.py"
+
+
+def write_script(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5) -> Path:
+    """Write the row's script into `folder` (made if absent). Never replaces a file this module did not write."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / script_name(res)
+    if path.exists() or path.is_symlink():
+        own = path.is_file() and not path.is_symlink() and _starts_with_marker(path)
+        if not own:
+            raise InputError(f"{path} exists and is not a script this tool wrote; remove it or choose another folder.",
+                             "verify")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(script_text(res, min_run_time))
+    os.replace(tmp, path)
+    return path
+
+
+def _starts_with_marker(path: Path) -> bool:
+    try:
+        with open(path) as f:
+            return f.readline().startswith(MARKER)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def run_script(path: str | os.PathLike, allocator: str, python: str | None = None, timeout_s: float = TIMEOUT_S) -> float:
+    """Run a written script in a fresh process started with the allocator's variables; its median in ms."""
+    env = dict(os.environ)
+    for k, v in env_for(allocator).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    env.pop("MKLDNN_EXPLORER_ALLOCATOR", None)  # the user's script is not the tool's process
+    p = subprocess.run([python or sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=timeout_s,
+                       cwd=str(Path(path).parent))
+    if p.returncode:
+        last = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the fresh script failed: {last}")
+    return float(json.loads(p.stdout.strip().splitlines()[-1])["median_ms"])
+
+
+def judge(res: Result, script: Path, median_ms: float) -> Verified:
+    ratio = res.median_ms / median_ms if median_ms > 0 else None
+    v = Verified(str(script), _command(res, script), median_ms, ratio)
+    if not v.reproduced:
+        v.note = (f"{NOT_REPRODUCED}: the row {res.median_ms:.4g} ms, the script {median_ms:.4g} ms "
+                  f"({ratio:.2f}x)" if ratio is not None else f"{NOT_REPRODUCED}: the script measured no time")
+    return v
+
+
+def _command(res: Result, script: Path) -> str:
+    return reproduce_hint(_allocator(res)).replace("your_script.py", str(script)).split(" (")[0]
+
+
+def verify(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, python: str | None = None) -> Verified:
+    """Write, run and judge the fresh script of one row; the row gets the verify_* fields."""
+    v = check(res, folder, min_run_time, python)
+    apply(res, v)
+    return v
+
+
+def check(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, python: str | None = None) -> Verified:
+    """verify without touching the row (for a worker thread: the window applies it in its own)."""
+    why = verifiable(res)
+    if why:
+        v = Verified("", "", note=why)
+    else:
+        script = write_script(res, folder, min_run_time)
+        try:
+            v = judge(res, script, run_script(script, _allocator(res), python))
+        except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as exc:
+            v = Verified(str(script), _command(res, script), note=f"the fresh script gave no figure: {exc}")
+    return v
+
+
+def apply(res: Result, v: Verified) -> None:
+    res.verify_median_ms, res.verify_ratio, res.verify_script, res.verify_note = v.median_ms, v.ratio, v.script, v.note
+
+
+def default_folder(csv_path: str | None) -> Path:
+    """Next to the CSV (`<name>-verify/`), else the cache folder's `verify/`."""
+    if csv_path:
+        p = Path(csv_path)
+        return p.with_name(p.stem + "-verify")
+    from explorer.core.measure.host import cache_dir
+
+    return cache_dir() / "verify"

@@ -1,0 +1,103 @@
+"""run --verify: every row checked in a fresh script (explorer.core.process.verify), its median and ratio beside
+the row; beyond +-10% the row says "not reproduced in a fresh script" with both figures."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import main
+from explorer.core.process import verify as verify_mod
+from explorer.core.report.results import read_csv
+
+TINY = ["mb1ic8ih6oc8oh6kh3ph1", "--paths", "dense,mkldnn", "--budget-ms", "5", "--threads", "1", "--no-trace"]
+
+
+def _row_median(script: str) -> float:
+    return float(re.search(r"The row measured (\S+) ms", Path(script).read_text()).group(1))
+
+
+@pytest.fixture
+def fake_script(monkeypatch, tmp_path):
+    """The fresh script 'measures' the row's own median, except for the paths in `slow`, where it is 3x."""
+    monkeypatch.setenv("MKLDNN_EXPLORER_IN_PROCESS", "1")
+    monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
+    slow: set[str] = set()
+
+    def run_script(path, allocator, python=None, timeout_s=0):
+        assert Path(path).read_text().startswith(verify_mod.MARKER)
+        factor = 3.0 if any(f"-{p}-" in Path(path).name for p in slow) else 1.0
+        return _row_median(path) * factor
+
+    monkeypatch.setattr(verify_mod, "run_script", run_script)
+    return slow
+
+
+def test_a_disagreement_is_marked_with_both_figures(fake_script, tmp_path, capsys):
+    fake_script.add("mkldnn")
+    out = tmp_path / "r.csv"
+    assert main(["run", *TINY, "--verify", "--csv", str(out)]) == 0
+    text = capsys.readouterr()
+    rows = {r["path"]: r for r in read_csv(out)}
+    assert not rows["dense"]["verify_note"] and rows["dense"]["verify_ratio"] == pytest.approx(1.0, rel=1e-3)
+    m = rows["mkldnn"]
+    assert m["verify_ratio"] == pytest.approx(1 / 3, rel=1e-3)
+    assert m["verify_note"].startswith("not reproduced in a fresh script")
+    assert f"{m['median_ms']:.4g} ms" in m["verify_note"] and f"{m['verify_median_ms']:.4g} ms" in m["verify_note"]
+    assert "fresh script ms" in text.out and "row/script" in text.out
+    assert re.search(r"^mkldnn .*0\.33x not reproduced in a fresh script", text.out, re.M)
+    assert re.search(r"^mkldnn: not reproduced in a fresh script: the row .* ms, the script .* ms", text.out, re.M)
+    assert not re.search(r"^dense .*not reproduced", text.out, re.M)
+    # the scripts are kept next to the CSV for the user to rerun, and the folder is printed
+    folder = tmp_path / "r-verify"
+    assert sorted(p.name for p in folder.iterdir()) == [Path(rows[p]["verify_script"]).name for p in ("dense", "mkldnn")]
+    assert str(folder) in text.err
+
+
+def test_json_carries_the_verify_fields(fake_script, capsys):
+    fake_script.add("dense")
+    assert main(["run", *TINY, "--verify", "--json"]) == 0
+    res = {r["path"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert res["dense"]["verify_note"].startswith("not reproduced in a fresh script")
+    assert res["mkldnn"]["verify_note"] == "" and res["mkldnn"]["verify_median_ms"] != ""
+    assert Path(res["dense"]["verify_script"]).parent.name == "verify"  # no --csv: the cache folder
+
+
+def test_without_verify_nothing_is_checked(fake_script, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(verify_mod, "run_script", lambda *a, **k: pytest.fail("no --verify, no fresh script"))
+    out = tmp_path / "r.csv"
+    assert main(["run", *TINY, "--csv", str(out)]) == 0
+    assert "fresh script" not in capsys.readouterr().out
+    assert all(r["verify_median_ms"] is None and not r["verify_note"] for r in read_csv(out))
+
+
+def test_a_file_that_is_not_its_own_is_never_replaced(fake_script, tmp_path, capsys):
+    folder = tmp_path / "r-verify"
+    folder.mkdir()
+    mine = folder / "verify-mb1ic8ih6oc8oh6kh3ph1-dense-f32-t1.py"
+    mine.write_text("print('my own script')\n")
+    out = tmp_path / "r.csv"
+    assert main(["run", *TINY, "--verify", "--csv", str(out)]) == 2
+    assert mine.read_text() == "print('my own script')\n"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "is not a script this tool wrote" in err[-1] and "Traceback" not in "\n".join(err)
+    assert len(read_csv(out)) == 2  # the measured rows were kept
+
+
+def test_one_real_fresh_script(tmp_path, capsys):
+    """The real thing: the child measures, then the written script runs in a new Python process."""
+    out = tmp_path / "real.csv"
+    assert main(["run", "mb1ic4ih5oc4oh5kh3ph1", "--paths", "dense", "--budget-ms", "20", "--threads", "1",
+                 "--verify", "--csv", str(out)]) == 0
+    (row,) = read_csv(out)
+    assert row["verify_median_ms"] > 0
+    assert row["verify_ratio"] == pytest.approx(row["median_ms"] / row["verify_median_ms"], rel=1e-3)
+    script = Path(row["verify_script"])
+    assert script.is_file() and script.parent == tmp_path / "real-verify"
+    text = script.read_text()
+    assert "import explorer" not in text and "MALLOC_MMAP_THRESHOLD_=33554432" in text  # the printed variables
+    assert (not row["verify_note"]) == (0.9 <= row["verify_ratio"] <= 1.1)
+    assert "fresh script ms" in capsys.readouterr().out
