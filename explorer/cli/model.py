@@ -20,6 +20,8 @@ from explorer.cli.common import (
     allocator_note,
     int_arg,
     measured_events,
+    strict_json,
+    writing_failed,
     paths_arg,
     positive_float,
     positive_int_arg,
@@ -70,7 +72,7 @@ def cmd_model(args) -> int:
     from explorer.core.jobs.options import RunOptions
     from explorer.core.measure.interference import warning_line
     from explorer.core.model.load import parse_input
-    from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, report_rows
+    from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, mode_row, report_rows
     from explorer.core.model.report import ModeFinished, ModelFinished, ModelOptions, ModelStarted, ModeStarted
     from explorer.core.problem.spec import parse_dtype
     from explorer.core.report.results import check_writable
@@ -116,8 +118,8 @@ def cmd_model(args) -> int:
                 sink.add(layer_path_row(inv, layer_of[current["i"]], ev.result))
             elif isinstance(ev, ModeStarted):
                 note(f"mode {ev.index + 1}/{ev.total}: {ev.mode} ...")
-            elif isinstance(ev, ModeFinished):
-                pass
+            elif isinstance(ev, ModeFinished):  # on disk now: Ctrl+C or a killed child later keeps it
+                sink.add(mode_row(inv, ev.result, args.threads))
             elif isinstance(ev, ModelFinished):
                 session.apply(ModelDone(ev.report))
                 sink.replace(report_rows(ev.report))
@@ -138,10 +140,10 @@ def cmd_model(args) -> int:
                 print(mode_line(r))
             print(f"answer: {report.answer()}")
             print(allocator_note(args.allocator), file=sys.stderr)
-        if args.csv and not quiet:
-            print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)
+        if args.csv and not quiet and not writing_failed():
+            print(f"wrote {sink.on_disk} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:
-        print(json.dumps({"rows": report_rows(report), "answer": report.answer()}, indent=1))
+        print(strict_json({"rows": report_rows(report), "answer": report.answer()}))
     return 0
 
 

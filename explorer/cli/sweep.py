@@ -20,6 +20,8 @@ from explorer.cli.common import (
     ratio_text,
     run_options,
     spec_from,
+    strict_json,
+    writing_failed,
 )
 from explorer.cli.common import (
     fmt as _fmt,
@@ -103,7 +105,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
                 if timeline is not None:
                     timeline.add(r)
-                key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
+                # This point's own dense row: a descriptor listed twice (two names, two lines) is two points.
+                key = (current_cols, r.spec.desc, r.spec.dtype, r.threads, r.vary)
                 if r.path == "dense" and r.status == "ok":
                     dense[key] = (r.median_ms, r.noisy)
                 status = "noisy" if r.status == "ok" and r.noisy else r.status
@@ -123,7 +126,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
-        if sink_path and not quiet:
+        if sink_path and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
         close_timeline(timeline, args, quiet)
     if quiet:
@@ -137,7 +140,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
                                     "weighting": "each layer x its *N count",
                                     "paths": [asdict(t) for t in summ.totals.values()]}
-        print(json.dumps(out, indent=1))
+        print(strict_json(out))
     return 0
 
 
