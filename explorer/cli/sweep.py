@@ -91,17 +91,16 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 p = ev.progress
                 note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
             elif isinstance(ev, PointSkipped):
-                sink.add(ev.row)
                 brief.append({k: ev.row.get(k) for k in ("name", "desc", "dtype", "threads", "path", "status")})
                 note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
                 table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
+                sink.add(ev.row)
             elif isinstance(ev, PathRetry):
                 note(f"        {ev.path} disturbed ({ev.reason}); measuring again, attempt {ev.attempt}")
             elif isinstance(ev, PathFinished):
                 r = ev.result
-                sink.add(r)
                 quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
                 if timeline is not None:
                     timeline.add(r)
@@ -115,6 +114,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                               "path": r.path, "status": r.status, "median_ms": r.median_ms, "quality": r.quality})
                 if quiet:
                     json_rows.append(r.row())
+                sink.add(r)  # last: on a write error the row is still in the table and the recovery copy
     finally:
         if not quiet and table:
             print(_format_table(label_cols, table, dense))
