@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except UsageError as e:
-        print(str(e), file=sys.stderr)
+        print(clip_long(str(e)), file=sys.stderr)
         return EXIT_BAD_INPUT
     if not args.command:
         parser.print_help()
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
         print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
         return EXIT_FAULT
     except (ExplorerError, UsageError, argparse.ArgumentTypeError) as e:
-        print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
+        print(f"mkldnn-explorer {args.command}: {clip_long(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (KeyboardInterrupt, Terminated):
         print("interrupted: every finished row was kept.", file=sys.stderr)
@@ -85,6 +85,17 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+
+
+def clip_long(text: str, n: int = 40) -> str:
+    """A message on one readable line: any word (a 100,000-digit number) longer than n is cut, its length said."""
+    import re
+
+    def cut(m):
+        w = m.group(0)
+        return f"{w[: n - 3]}... ({len(w):,} characters)"
+
+    return re.sub(r"\S{%d,}" % (n + 30), cut, text.replace("\n", " "))
 
 
 def _recover(fault) -> None:

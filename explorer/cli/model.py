@@ -64,7 +64,15 @@ def _modes_arg(text: str) -> tuple[str, ...]:
 
     if text.strip() == "all":
         return MODES
-    return tuple(m.strip() for m in text.split(",") if m.strip())
+    from explorer.core.errors import InputError
+
+    modes = tuple(m.strip() for m in text.split(","))
+    if "" in modes:
+        raise InputError(f"--modes {text[:40]!r} has an empty item; give modes separated by single commas.", "modes")
+    twice = sorted({m for m in modes if modes.count(m) > 1})
+    if twice:
+        raise InputError(f"--modes names {', '.join(twice)} more than once; each mode is measured once.", "modes")
+    return modes
 
 
 def cmd_model(args) -> int:

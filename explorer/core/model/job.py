@@ -71,6 +71,9 @@ def iter_model(
     if mb is not None:
         shape = (mb,) + tuple(shape[1:])
     check_input_rank(loaded.module, shape)
+    from explorer.core.problem.memory import check_input_memory
+
+    check_input_memory(shape)  # before torch.randn: one sentence, not an allocation traceback
     if loaded.expected_input is not None and tuple(shape) != loaded.expected_input:
         raise InputError(f"this exported program takes an input of shape {','.join(map(str, loaded.expected_input))}"
                          f" (torch.export fixed it), not {','.join(map(str, shape))}.", "input")
