@@ -88,14 +88,16 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
 
 
 def clip_long(text: str, n: int = 40) -> str:
-    """A message on one readable line: any word (a 100,000-digit number) longer than n is cut, its length said."""
+    """A message on one readable line: a number longer than n digits (a 100,000-digit size) or a word of
+    hundreds of characters is cut, its length said; paths of ordinary length are left whole."""
     import re
 
     def cut(m):
         w = m.group(0)
         return f"{w[: n - 3]}... ({len(w):,} characters)"
 
-    return re.sub(r"\S{%d,}" % (n + 30), cut, text.replace("\n", " "))
+    text = re.sub(r"\d{%d,}" % (n + 1), cut, text.replace("\n", " "))
+    return re.sub(r"\S{400,}", cut, text)
 
 
 def _recover(fault) -> None:
