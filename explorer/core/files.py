@@ -196,3 +196,20 @@ class RowsFile:
         except OSError as e:
             raise WriteFault(str(self.path), e.strerror or str(e), self.on_disk, len(self.lines), self.text()) from None
         self.on_disk = len(self.lines)
+
+
+def commit_file(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Put a finished temp file (an image Qt wrote) onto an output path, by the same rules as every write:
+    fsynced, renamed, and never over a link, device, FIFO or folder (InputError; the temp file is removed)."""
+    try:
+        refuse_special(path)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -39,7 +39,12 @@ def _start(argv, cwd, env=None):
     e = {**os.environ, "MKLDNN_EXPLORER_CACHE": str(cwd / "cache"), **(env or {})}
     e.pop("MKLDNN_EXPLORER_IN_PROCESS", None)
     return subprocess.Popen([sys.executable, "-m", "explorer", *argv], cwd=cwd, env=e, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+
+
+def _sigint_default():
+    # Ctrl+C as in a terminal: a runner started in the background passes SIGINT down ignored.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for(proc, text, timeout=240) -> str:
@@ -110,7 +115,7 @@ def test_kill_9_of_the_main_process_leaves_a_child_that_ends_quietly(tmp_path):
     e.pop("MKLDNN_EXPLORER_IN_PROCESS", None)
     with open(err_file, "w") as err:
         p = subprocess.Popen([sys.executable, "-m", "explorer", "batch", "b.txt", *ARGS, "--csv", "out.csv"],
-                             cwd=tmp_path, env=e, stdout=subprocess.DEVNULL, stderr=err)
+                             cwd=tmp_path, env=e, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=_sigint_default)
         deadline = time.monotonic() + 240
         while "[2/5]" not in err_file.read_text():
             assert time.monotonic() < deadline and p.poll() is None
@@ -157,7 +162,7 @@ def test_ctrl_c_during_exit_prints_no_traceback(tmp_path):
     e.pop("MKLDNN_EXPLORER_IN_PROCESS", None)
     p = subprocess.Popen([sys.executable, "-m", "explorer", "run", "mb1ic8ih8oc8oh8kh3ph1", "--paths", "dense",
                           "--threads", "1", "--budget-ms", "20", "--no-trace"], cwd=tmp_path, env=e,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     seen = _wait_for(p, "allocator:")
     for _ in range(5):
         if p.poll() is not None:
