@@ -96,7 +96,7 @@ def clip_long(text: str, n: int = 40) -> str:
         w = m.group(0)
         return f"{w[: n - 3]}... ({len(w):,} characters)"
 
-    text = re.sub(r"\d{%d,}" % (n + 1), cut, text.replace("\n", " "))
+    text = re.sub(rf"\d{{{n + 1},}}", cut, text.replace("\n", " "))
     return re.sub(r"\S{400,}", cut, text)
 
 

@@ -7,11 +7,10 @@ import string
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from explorer.cli import main  # noqa: E402
+from explorer.cli import main
 
 FIELDS = ["mb", "g", "ic", "id", "ih", "iw", "oc", "od", "oh", "ow", "kd", "kh", "kw", "sd", "sh", "sw", "pd", "ph",
           "pw", "dd", "dh", "dw", "n"]

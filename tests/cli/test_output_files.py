@@ -228,8 +228,7 @@ def test_rows_reach_disk_as_they_finish(tmp_path, monkeypatch):
 
     def watching(spec, *a, **k):
         seen.append(len(read_csv(out)) if out.exists() else None)
-        for ev in real(spec, *a, **k):
-            yield ev
+        yield from real(spec, *a, **k)
 
     monkeypatch.setattr(runner_mod, "iter_run", watching)
     assert main(["batch", str(_batch(tmp_path)), *FAST, "--csv", str(out)]) == 0
