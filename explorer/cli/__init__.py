@@ -27,6 +27,7 @@ from explorer.cli.common import (
     Terminated,
     UsageError,
     check_outputs,
+    clip_long,
 )
 
 GROUPS = (run, gui, inspect_cmds, sweep, compare, model)
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
 
     commands = {**COMMANDS, **(handlers or {})}
 
+    if hasattr(sys, "set_int_max_str_digits"):  # a 5,000-digit size is refused by the checks, not by int()
+        sys.set_int_max_str_digits(0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -85,19 +88,6 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-
-
-def clip_long(text: str, n: int = 40) -> str:
-    """A message on one readable line: a number longer than n digits (a 100,000-digit size) or a word of
-    hundreds of characters is cut, its length said; paths of ordinary length are left whole."""
-    import re
-
-    def cut(m):
-        w = m.group(0)
-        return f"{w[: n - 3]}... ({len(w):,} characters)"
-
-    text = re.sub(rf"\d{{{n + 1},}}", cut, text.replace("\n", " "))
-    return re.sub(r"\S{400,}", cut, text)
 
 
 def _recover(fault) -> None:

@@ -155,6 +155,19 @@ def check_outputs(args) -> None:
     check_distinct(given)
 
 
+def clip_long(text: str, n: int = 40) -> str:
+    """A message on one readable line: a number longer than n digits (a 100,000-digit size) or a word of
+    hundreds of characters is cut, its length said; paths of ordinary length are left whole."""
+    import re
+
+    def cut(m):
+        w = m.group(0)
+        return f"{w[: n - 3]}... ({len(w):,} characters)"
+
+    text = re.sub(rf"\d{{{n + 1},}}", cut, text.replace("\n", " "))
+    return re.sub(r"\S{400,}", cut, text)
+
+
 def writing_failed() -> bool:
     """In a finally block: is a WriteFault on its way out? (Then no "wrote N rows" line: the fault says it.)"""
     import sys

@@ -12,6 +12,7 @@ import sys
 from explorer.cli.common import (
     EXIT_BAD_INPUT,
     add_run_options,
+    clip_long,
     allocator_note,
     close_timeline,
     measured_events,
@@ -228,7 +229,7 @@ def cmd_batch(args) -> int:
 
     rc = _run_points(batch.points, args, ("line", "name", "desc"), label_of, args.csv, args.json, totals=True)
     if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
-        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     return rc
 
@@ -253,7 +254,7 @@ def _list_batch(batch, as_json: bool) -> int:
         if batch.ignored:
             print(batch.ignored_summary(), file=sys.stderr)
     if batch.bad:
-        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 
