@@ -14,6 +14,13 @@ def run_gui(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     from explorer import cli
 
-    return cli.main(argv, handlers={"gui": run_gui})
+    code = cli.main(argv, handlers={"gui": run_gui})
+    # The answer is given and every row kept: a Ctrl+C or SIGTERM while the interpreter exits (the measuring
+    # process is being shut down, at most a few seconds) would only print "Exception ignored in atexit".
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return code

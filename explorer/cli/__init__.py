@@ -6,7 +6,9 @@ it, so there is no import circle. `gui` is parsed here but opened by explorer.la
 so the command line never imports Qt.
 
 Bad input anywhere exits 2 with one line on stderr and no traceback. Ctrl+C or SIGTERM during a run
-keeps every finished row in the CSV (written atomically after each row) and exits 130.
+keeps every finished row in the CSV (written atomically after each row) and exits 130. A fault (the
+measuring process killed, a full disk) keeps the same and exits 3, with one sentence: which file, why, how
+many rows are safe in it, and where the recovery copy of all of them went (the cache folder, or stdout).
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ import sys
 
 from explorer import __version__
 from explorer.cli import compare, fleet, gui, inspect_cmds, model, run, sweep
-from explorer.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser, Terminated, UsageError
+from explorer.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAULT,
+    EXIT_INTERRUPTED,
+    Parser,
+    Terminated,
+    UsageError,
+    check_outputs,
+    clip_long,
+)
 
 GROUPS = (run, gui, inspect_cmds, sweep, compare, model, fleet)
 COMMANDS = {name: fn for g in GROUPS for name, fn in g.COMMANDS.items()}
@@ -38,15 +49,17 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     """Run one command; `handlers` adds commands whose code lives above the CLI (explorer.launch: `gui`)."""
-    from explorer.core.errors import ExplorerError
+    from explorer.core.errors import ExplorerError, Fault, WriteFault
 
     commands = {**COMMANDS, **(handlers or {})}
 
+    if hasattr(sys, "set_int_max_str_digits"):  # a 5,000-digit size is refused by the checks, not by int()
+        sys.set_int_max_str_digits(0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except UsageError as e:
-        print(str(e), file=sys.stderr)
+        print(clip_long(str(e)), file=sys.stderr)
         return EXIT_BAD_INPUT
     if not args.command:
         parser.print_help()
@@ -57,9 +70,15 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
         return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
     try:
+        check_outputs(args)
         return commands[args.command](args) or 0
-    except (ExplorerError, UsageError, argparse.ArgumentTypeError) as e:
+    except Fault as e:
+        if isinstance(e, WriteFault):
+            _recover(e)
         print(f"mkldnn-explorer {args.command}: {e}", file=sys.stderr)
+        return EXIT_FAULT
+    except (ExplorerError, UsageError, argparse.ArgumentTypeError) as e:
+        print(f"mkldnn-explorer {args.command}: {clip_long(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (KeyboardInterrupt, Terminated):
         print("interrupted: every finished row was kept.", file=sys.stderr)
@@ -69,6 +88,21 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+
+
+def _recover(fault) -> None:
+    """A copy of what could not be written: in the cache folder, or else on stdout after the tables."""
+    from explorer.core.files import recover
+
+    if fault.text and recover(fault) is None:
+        fault.recovered = "stdout (below)"
+        fault.args = (fault.sentence(),)
+        try:
+            sys.stdout.write(fault.text)
+            sys.stdout.flush()
+        except OSError:
+            fault.recovered = None
+            fault.args = (fault.sentence(),)
 
 
 def _in_main_thread() -> bool:

@@ -12,8 +12,14 @@ import math
 import sys
 from dataclasses import dataclass, field
 
+# Exit codes (README "Exit codes"): 0 done, 2 bad input (nothing measured, or bad batch lines after the good
+# ones ran), 3 a fault stopped the run (the measuring process killed, an output that could not be written), 130
+# interrupted (Ctrl+C or SIGTERM). After 3 and 130 every finished row is in the CSV, and the count printed is
+# the count on disk.
 EXIT_BAD_INPUT = 2
+EXIT_FAULT = 3
 EXIT_INTERRUPTED = 130
+OUTPUT_OPTIONS = ("csv", "timeline", "screenshot")  # every option that names a file the tool writes
 
 
 class Parser(argparse.ArgumentParser):
@@ -142,15 +148,73 @@ def open_timeline(args):
 
 
 def close_timeline(timeline, args, quiet: bool) -> None:
-    """Write the timeline (also after Ctrl+C: every finished path is in it)."""
+    """Write the timeline (also after Ctrl+C: every finished path is in it); a failed write is a WriteFault."""
     import sys
+
+    from explorer.core.errors import WriteFault
 
     if timeline is None:
         return
-    timeline.write(args.timeline)
+    try:
+        timeline.write(args.timeline)
+    except OSError as e:
+        raise WriteFault(args.timeline, e.strerror or str(e), text=timeline.text()) from None
     if not quiet:
         print(f"wrote a timeline of {plural(timeline.sample_count, 'timed call')} to {args.timeline} "
               "(open it in ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
+
+
+def check_outputs(args) -> None:
+    """Before any work: no output option is empty (--csv ""), and no two name one file (--timeline t.json
+    --csv t.json). Each file is then checked by check_writable where the command opens it."""
+    from explorer.core.errors import InputError
+    from explorer.core.files import check_distinct
+
+    given = {f"--{k}": getattr(args, k, None) for k in OUTPUT_OPTIONS}
+    for opt, path in given.items():
+        if path is not None and not str(path).strip():
+            raise InputError(f"{opt} is empty; give a file name.", opt.lstrip("-"))
+    check_distinct(given)
+
+
+def clip_long(text: str, n: int = 40) -> str:
+    """A message on one readable line: a number longer than n digits (a 100,000-digit size) or a word of
+    hundreds of characters is cut, its length said; paths of ordinary length are left whole."""
+    import re
+
+    def cut(m):
+        w = m.group(0)
+        return f"{w[: n - 3]}... ({len(w):,} characters)"
+
+    text = re.sub(rf"\d{{{n + 1},}}", cut, text.replace("\n", " "))
+    return re.sub(r"\S{400,}", cut, text)
+
+
+def writing_failed() -> bool:
+    """In a finally block: is a WriteFault on its way out? (Then no "wrote N rows" line: the fault says it.)"""
+    import sys
+
+    from explorer.core.errors import WriteFault
+
+    return isinstance(sys.exc_info()[1], WriteFault)
+
+
+def finite(obj):
+    """obj with every NaN or infinity replaced by None (null in JSON), through dicts, lists and tuples."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def strict_json(obj, indent: int | None = 1) -> str:
+    """JSON that strict parsers read: no bare NaN or Infinity (they become null)."""
+    import json
+
+    return json.dumps(finite(obj), indent=indent, allow_nan=False)
 
 
 def spec_from(args):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from explorer.cli.common import fmt as _fmt
+from explorer.cli.common import strict_json
 
 
 def add_parsers(sub) -> None:
@@ -24,7 +25,7 @@ def cmd_compare(args) -> int:
         return _compare_hosts(args)
     c = compare_csv(args.a, args.b)
     if args.json:
-        print(json.dumps(c.to_json(), indent=1))
+        print(strict_json(c.to_json()))
         return 0
     head = ("desc", "path", "dtype", "threads", "A median ms", "B median ms", "speedup", "verdict")
     rows = []

@@ -7,7 +7,7 @@ import json
 import sys
 
 from explorer.cli.common import fmt as _fmt
-from explorer.cli.common import paths_arg, plural, spec_from
+from explorer.cli.common import paths_arg, plural, spec_from, strict_json
 
 
 def add_parsers(sub) -> None:
@@ -87,9 +87,12 @@ def cmd_layout(args) -> int:
     args.no_bias = False
     spec = spec_from(args)
     path = validate_paths((args.path,))[0]
+    from explorer.core.problem.memory import check_memory
+
+    check_memory(spec, (path,))  # refused before allocating, as `run` does: one sentence, exit 2
     ins = inspect_path(spec, path)
     if args.json:
-        print(json.dumps(ins.to_dict(), indent=1))
+        print(strict_json(ins.to_dict()))
         return 0
     from explorer.core.problem.memory import fmt_bytes
 
@@ -148,8 +151,11 @@ def cmd_trace(args) -> int:
     from explorer.core.layout.path_layouts import inspect_path
     from explorer.core.paths.base import Tensors, is_unsupported, one_line
 
+    from explorer.core.problem.memory import check_memory
+
     spec = spec_from(args)
     paths = paths_arg(args.paths)
+    check_memory(spec, paths)  # refused before allocating, as `run` does: one sentence, exit 2
     tensors = Tensors.make(spec)
     out: dict = {"desc": spec.descriptor(), "dtype": spec.dtype, "paths": {}, "summary": {}, "errors": {}}
     for path in paths:
@@ -161,7 +167,7 @@ def cmd_trace(args) -> int:
         out["paths"][path] = [p.to_dict() for p in ins.trace]
         out["summary"][path] = ins.summary.to_dict() if ins.summary is not None else {}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(strict_json(out))
         return 0
     print(f"{spec.descriptor()}  dtype={spec.dtype}")
     for path in paths:

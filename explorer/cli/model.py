@@ -14,7 +14,6 @@ atomically as rows finish.
 
 from __future__ import annotations
 
-import json
 import sys
 
 from explorer.cli.common import (
@@ -24,6 +23,8 @@ from explorer.cli.common import (
     isa_note,
     int_arg,
     measured_events,
+    strict_json,
+    writing_failed,
     paths_arg,
     positive_float,
     positive_int_arg,
@@ -79,7 +80,15 @@ def _modes_arg(text: str | None) -> tuple[str, ...]:
         return DEFAULT_MODES
     if text.strip() == "all":
         return MODES
-    return tuple(m.strip() for m in text.split(",") if m.strip())
+    from explorer.core.errors import InputError
+
+    modes = tuple(m.strip() for m in text.split(","))
+    if "" in modes:
+        raise InputError(f"--modes {text[:40]!r} has an empty item; give modes separated by single commas.", "modes")
+    twice = sorted({m for m in modes if modes.count(m) > 1})
+    if twice:
+        raise InputError(f"--modes names {', '.join(twice)} more than once; each mode is measured once.", "modes")
+    return modes
 
 
 def cmd_model(args) -> int:
@@ -87,7 +96,7 @@ def cmd_model(args) -> int:
     from explorer.core.jobs.options import RunOptions
     from explorer.core.measure.interference import warning_line
     from explorer.core.model.load import parse_inputs
-    from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, report_rows
+    from explorer.core.model.model_csv import ModelCsvSink, layer_path_row, mode_row, report_rows
     from explorer.core.model.report import ModeFinished, ModelFinished, ModelOptions, ModelStarted, ModeStarted
     from explorer.core.problem.spec import parse_dtype
     from explorer.core.report.results import check_writable
@@ -133,8 +142,8 @@ def cmd_model(args) -> int:
                 sink.add(layer_path_row(inv, layer_of[current["i"]], ev.result))
             elif isinstance(ev, ModeStarted):
                 note(f"mode {ev.index + 1}/{ev.total}: {ev.mode} ...")
-            elif isinstance(ev, ModeFinished):
-                pass
+            elif isinstance(ev, ModeFinished):  # on disk now: Ctrl+C or a killed child later keeps it
+                sink.add(mode_row(inv, ev.result, args.threads))
             elif isinstance(ev, ModelFinished):
                 session.apply(ModelDone(ev.report))
                 sink.replace(report_rows(ev.report))
@@ -158,10 +167,10 @@ def cmd_model(args) -> int:
             layer_rows = [r for s in report.layers for r in s.results.values()]
             if layer_rows:
                 print(isa_note(ropts.isa, layer_rows), file=sys.stderr)
-        if args.csv and not quiet:
-            print(f"wrote {len(sink.rows)} rows to {args.csv}", file=sys.stderr)
+        if args.csv and not quiet and not writing_failed():
+            print(f"wrote {sink.on_disk} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:
-        print(json.dumps({"rows": report_rows(report), "answer": report.answer()}, indent=1))
+        print(strict_json({"rows": report_rows(report), "answer": report.answer()}))
     return 0
 
 

@@ -15,6 +15,7 @@ from explorer.cli.common import (
     ratio_text,
     run_options,
     spec_from,
+    strict_json,
 )
 from explorer.cli.common import (
     fmt as _fmt,
@@ -88,9 +89,9 @@ def cmd_run(args) -> int:
             print(isa_note(opts.isa, results), file=sys.stderr)
         close_timeline(timeline, args, quiet)
     if quiet:
-        print(json.dumps({"results": [r.row() for r in results]}, indent=1))
+        print(strict_json({"results": [r.row() for r in results]}))
     if args.csv and not quiet:
-        print(f"wrote {len(results)} rows to {args.csv}", file=sys.stderr)
+        print(f"wrote {sink.count} rows to {args.csv}", file=sys.stderr)
     return 0
 
 

@@ -13,6 +13,7 @@ from explorer.cli.common import (
     EXIT_BAD_INPUT,
     add_fleet_options,
     add_run_options,
+    clip_long,
     allocator_note,
     fleet_plan,
     close_timeline,
@@ -24,6 +25,8 @@ from explorer.cli.common import (
     run_on_cluster,
     run_options,
     spec_from,
+    strict_json,
+    writing_failed,
 )
 from explorer.cli.common import (
     fmt as _fmt,
@@ -98,23 +101,23 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 p = ev.progress
                 note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
             elif isinstance(ev, PointSkipped):
-                sink.add(ev.row)
                 brief.append({k: ev.row.get(k) for k in ("name", "desc", "dtype", "threads", "path", "status")})
                 note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
                 table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
+                sink.add(ev.row)
             elif isinstance(ev, PathRetry):
                 note(f"        {ev.path} disturbed ({ev.reason}); measuring again, attempt {ev.attempt}")
             elif isinstance(ev, PathFinished):
                 r = ev.result
-                sink.add(r)
                 if r.isa and r.isa not in isas:
                     isas.append(r.isa)
                 quality_rows.append({"quality": r.quality, "quality_reason": r.quality_reason})
                 if timeline is not None:
                     timeline.add(r)
-                key = (r.spec.desc, r.spec.dtype, r.threads, r.vary)
+                # This point's own dense row: a descriptor listed twice (two names, two lines) is two points.
+                key = (current_cols, r.spec.desc, r.spec.dtype, r.threads, r.vary)
                 if r.path == "dense" and r.status == "ok":
                     dense[key] = (r.median_ms, r.noisy)
                 status = "noisy" if r.status == "ok" and r.noisy else r.status
@@ -123,6 +126,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                               "path": r.path, "status": r.status, "median_ms": r.median_ms, "quality": r.quality})
                 if quiet:
                     json_rows.append(r.row())
+                sink.add(r)  # last: on a write error the row is still in the table and the recovery copy
     finally:
         if not quiet and table:
             print(_format_table(label_cols, table, dense))
@@ -136,7 +140,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             print(allocator_note(opts.allocator), file=sys.stderr)
             if isas:
                 print(isa_note(opts.isa if len(isas) == 1 else None, [{"isa": i} for i in isas]), file=sys.stderr)
-        if sink_path and not quiet:
+        if sink_path and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
         close_timeline(timeline, args, quiet)
     if quiet:
@@ -152,7 +156,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                                     "noise_rule": "speedup and geomean leave out layers where either row is "
                                                   "noisy (uncertain); a total with noisy > 0 sums noisy rows",
                                     "paths": [asdict(t) for t in summ.totals.values()]}
-        print(json.dumps(out, indent=1))
+        print(strict_json(out))
     return 0
 
 
@@ -255,7 +259,7 @@ def cmd_batch(args) -> int:
         rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
                          resumed=plan.rows)
     if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
-        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     return rc
 
@@ -280,7 +284,7 @@ def _list_batch(batch, as_json: bool) -> int:
         if batch.ignored:
             print(batch.ignored_summary(), file=sys.stderr)
     if batch.bad:
-        print(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}", file=sys.stderr)
+        print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 

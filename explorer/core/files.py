@@ -1,13 +1,25 @@
-"""Files: atomic writes, output paths checked before a run starts, and text reads with one-sentence errors."""
+"""Files: the one output layer every file the tool writes goes through, and text reads with one-sentence errors.
+
+Output rules (README "Output files"):
+- The tool writes only its own regular files. A path that exists and is not a regular file (a device such as
+  /dev/full, a FIFO, a socket, a folder) is refused, --force or not. A symbolic link is refused too (the tool
+  never replaces a link by a file, nor writes through it to a target it did not name): give the target's path.
+- Every write is atomic: a temp file beside the target, flushed and fsynced, then renamed over it. A row file
+  (RowsFile: the CSVs) is rewritten that way after every finished row, so the target on disk is always a
+  complete file holding every row finished so far; `on_disk` counts the rows really there.
+- A write that fails (a full disk) raises WriteFault: which file, why, how many rows are safe in it; the full
+  content goes to a recovery copy in the cache folder (recover()), or on stdout when that fails too.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-from explorer.core.errors import InputError
+from explorer.core.errors import InputError, WriteFault
 
 
 def read_text(path: str | os.PathLike, field: str) -> str:
@@ -25,9 +37,32 @@ def read_text(path: str | os.PathLike, field: str) -> str:
         raise InputError(f"cannot read {str(p)!r}: {e.strerror or e}.", field) from None
 
 
+def refuse_special(path: str | os.PathLike, field: str = "csv") -> None:
+    """InputError unless path is missing or a regular file (never a link, device, FIFO, socket or folder)."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise InputError(f"cannot write {str(p)!r}: {e.strerror or e}.", field) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(f"{str(p)!r} is a symbolic link; give the path of the file it points to "
+                         f"({os.path.realpath(p)!r}): links are never replaced nor written through.", field)
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"output path {str(p)!r} is a folder; give a file name.", field)
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file")
+        raise InputError(f"{str(p)!r} is {kind}, not a regular file; the tool writes only its own regular files "
+                         "(--force or not).", field)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write text to path via a temp file in the same folder and os.replace (atomic on POSIX)."""
+    """Write text to path via a temp file in the same folder, fsync and os.replace (atomic on POSIX).
+    Refuses a path that is not a regular file (InputError); a failed write (OSError) leaves the target as it was."""
     target = Path(path)
+    refuse_special(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         os.chmod(tmp, _file_mode(target))  # mkstemp makes 0600; keep the old file's mode, or the umask's
@@ -35,6 +70,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        refuse_special(target)  # again: it may have become a link or a device while we wrote
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -61,8 +97,9 @@ def _file_mode(target: Path) -> int:
 def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:
     """Refuse an output path before any work starts: missing folder, a directory, not writable, or existing."""
     p = Path(path)
-    if p.is_dir():
-        raise InputError(f"output path {str(p)!r} is a folder; give a file name.", "csv")
+    if not str(path).strip():
+        raise InputError("an output path is empty; give a file name.", "csv")
+    refuse_special(p)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} does not exist.", "csv")
@@ -73,3 +110,106 @@ def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"cannot write {str(p)!r}: the file is read-only.", "csv")
     return p
+
+
+def same_output(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two output paths name one file (also through '..', './' or a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_distinct(outputs: dict[str, str | None]) -> None:
+    """Refuse two outputs on one path (--timeline t.json --csv t.json): one would destroy the other."""
+    given = [(opt, p) for opt, p in outputs.items() if p]
+    for i, (o1, p1) in enumerate(given):
+        for o2, p2 in given[i + 1:]:
+            if same_output(p1, p2):
+                raise InputError(f"{o1} and {o2} both name {str(p1)!r}; give each output its own file.",
+                                 o2.lstrip("-"))
+
+
+def recovery_dir() -> Path:
+    """Where a copy of results goes when their file cannot be written (the cache folder, as the peak's)."""
+    base = os.environ.get("MKLDNN_EXPLORER_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mkldnn-explorer")
+    return Path(base) / "recovered"
+
+
+def recover(fault: WriteFault) -> str | None:
+    """Save the fault's full content to a new file in recovery_dir(); its path, or None when that fails too."""
+    import time
+
+    if not fault.text:
+        return None
+    try:
+        d = recovery_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        name = Path(fault.path).name or "output"
+        dest = d / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{name}"
+        atomic_write_text(dest, fault.text)
+    except (OSError, InputError):
+        return None
+    fault.recovered = str(dest)
+    fault.args = (fault.sentence(),)
+    return str(dest)
+
+
+def write_output(path: str | os.PathLike, text: str, rows: int | None = None, kind: str = "rows") -> None:
+    """atomic_write_text for a finished output (a JSON, a timeline, a session): a failed write is a WriteFault."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        raise WriteFault(str(path), e.strerror or str(e), 0 if rows is not None else None, rows, text, kind) from None
+
+
+class RowsFile:
+    """A row file (a CSV) rewritten atomically after every finished row: the target always holds every row
+    written so far, complete. `on_disk` is how many rows are really in it; a write that fails raises WriteFault
+    (rows safe = on_disk, text = every row, for the recovery copy) and the target keeps its last good content."""
+
+    def __init__(self, path: str | os.PathLike | None, header: str):
+        self.path = Path(path) if path else None
+        self.header = header
+        self.lines: list[str] = []
+        self.on_disk = 0
+
+    def text(self) -> str:
+        return self.header + "".join(self.lines)
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        self.flush()
+
+    def replace(self, lines: list[str]) -> None:
+        self.lines = list(lines)
+        self.flush()
+
+    def flush(self) -> None:
+        if self.path is None:
+            return
+        try:
+            atomic_write_text(self.path, self.text())
+        except OSError as e:
+            raise WriteFault(str(self.path), e.strerror or str(e), self.on_disk, len(self.lines), self.text()) from None
+        self.on_disk = len(self.lines)
+
+
+def commit_file(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Put a finished temp file (an image Qt wrote) onto an output path, by the same rules as every write:
+    fsynced, renamed, and never over a link, device, FIFO or folder (InputError; the temp file is removed)."""
+    try:
+        refuse_special(path)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

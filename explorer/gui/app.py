@@ -14,7 +14,8 @@ ORG = "MKLDNN Explorer"
 APP = "mkldnn-explorer"
 SETTINGS_ENV = "MKLDNN_EXPLORER_SETTINGS"  # an .ini path: isolates settings (tests, scripted runs)
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "minimalegl", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+# The CLI's codes (explorer.cli.common): a failed run or an output that could not be written is a fault (3).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 3, 2, 130
 _STYLE = None
 
 
@@ -207,6 +208,7 @@ def _close_on_signals(win) -> None:
     from PySide6.QtCore import QTimer
 
     def handler(signum, frame):
+        win.setProperty("stopped_by_signal", signum)  # run_gui: exit 130 with a word, as the CLI does
         QTimer.singleShot(0, win.close)
 
     signal.signal(signal.SIGTERM, handler)
@@ -362,4 +364,9 @@ def run_gui(args) -> int:
         QTimer.singleShot(500, finish)
     code = app.exec()
     measure.shutdown(1.0)  # asked to quit, killed if still busy: every finished row is already saved
+    if win.property("stopped_by_signal"):
+        n = win.model.rowCount() if not sweeping or sv is None else len(sv.results())
+        where = f" ({n} in {args.csv})" if args.csv else ""
+        print(f"interrupted: every finished row was kept{where}.", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return state["code"] if state["done"] else code

@@ -114,6 +114,12 @@ def make_input(spec, mb: int | None, dtype, default: tuple = DEFAULT_INPUT, fold
                 raise InputError(f"--input {spec}({mb}) raised TypeError: {_first_line(e)}; with --mb the factory is "
                                  f"called with the minibatch: give it a batch argument, or drop --mb.", "input") from None
             raise InputError(f"--input {spec}() raised TypeError: {_first_line(e)}", "input") from None
+        except SystemExit as e:  # the factory's own sys.exit: not ours to obey, one sentence
+            raise InputError(f"--input {spec}() called sys.exit({e.code!r}) instead of returning the input.",
+                             "input") from None
+        except KeyboardInterrupt:  # in the measuring process Ctrl+C is ignored: the factory raised it
+            raise InputError(f"--input {spec}() raised KeyboardInterrupt instead of returning the input.",
+                             "input") from None
         except Exception as e:  # noqa: BLE001 - the user's factory failed: one line
             raise InputError(f"--input {spec}() raised {type(e).__name__}: {_first_line(e)}", "input") from None
         if isinstance(got, torch.Tensor):
@@ -123,16 +129,19 @@ def make_input(spec, mb: int | None, dtype, default: tuple = DEFAULT_INPUT, fold
         elif isinstance(got, (tuple, list)):
             inp = ModelInput(tuple(got))
         else:
-            raise InputError(f"--input {spec}() returned a {type(got).__name__}, not a tensor, a tuple/list of "
+            raise InputError(f"--input {spec}() returned an object of type {type(got).__name__}, not a tensor, a tuple/list of "
                              "inputs or a dict of keyword inputs.", "input")
         if not inp.tensors():
             raise InputError(f"--input {spec}() returned no tensor.", "input")
         return inp.map(lambda t: t.to(dtype))
+    from explorer.core.problem.memory import check_input_memory
+
     shapes = spec or [default]
     gen = torch.Generator().manual_seed(0)
     xs = []
     for s in shapes:
         s = (mb,) + tuple(s[1:]) if mb is not None else tuple(s)
+        check_input_memory(s)  # before torch.randn: one sentence, not an allocation traceback
         xs.append(torch.randn(s, generator=gen).to(dtype))
     return ModelInput(tuple(xs))
 
@@ -191,10 +200,17 @@ def load_model(text: str, folder: str | None = None) -> LoadedModel:
                              "model")
         try:
             model = obj()
+        except SystemExit as e:  # the factory's own sys.exit: not ours to obey, one sentence
+            raise InputError(f"{text}() called sys.exit({e.code!r}) instead of returning a torch.nn.Module.",
+                             "model") from None
+        except KeyboardInterrupt:  # in the measuring process Ctrl+C is ignored: the factory raised it
+            raise InputError(f"{text}() raised KeyboardInterrupt instead of returning a torch.nn.Module.",
+                             "model") from None
         except Exception as e:  # noqa: BLE001
             raise InputError(f"{text}() raised {type(e).__name__}: {_first_line(e)}", "model") from None
         if not isinstance(model, nn.Module):
-            raise InputError(f"{text}() returned a {type(model).__name__}, not a torch.nn.Module.", "model")
+            raise InputError(f"{text}() returned an object of type {type(model).__name__}, not a torch.nn.Module.",
+                             "model")
     model.eval()
     return LoadedModel(model, text, "callable")
 
@@ -206,7 +222,8 @@ def _load_file(p: Path, text: str) -> LoadedModel:
         raise InputError(f"cannot open model file {text!r}: no such file.", "model")
     if p.suffix.lower() == ".pt2":
         try:
-            ep = torch.export.load(str(p))
+            with _torch_logs_silenced():  # torch logs its own traceback of a bad archive before raising
+                ep = torch.export.load(str(p))
         except Exception as e:  # noqa: BLE001
             raise InputError(f"cannot load {text!r} as a torch.export program: {type(e).__name__}: "
                              f"{_first_line(e)}", "model") from None
@@ -218,6 +235,22 @@ def _load_file(p: Path, text: str) -> LoadedModel:
         raise InputError(f"cannot load {text!r} as TorchScript (or a .pt2 torch.export program): "
                          f"{type(e).__name__}: {_first_line(e)}", "model") from None
     return LoadedModel(m.eval(), text, "torchscript")
+
+
+class _torch_logs_silenced:
+    """No logging records below CRITICAL while loading: the tool's one sentence says what went wrong."""
+
+    def __enter__(self):
+        import logging
+
+        self._prev = logging.root.manager.disable
+        logging.disable(logging.ERROR)
+
+    def __exit__(self, *exc):
+        import logging
+
+        logging.disable(self._prev)
+        return False
 
 
 def _export_input_shape(ep) -> tuple[int, ...] | None:

@@ -94,20 +94,27 @@ def write_model_csv(path, rows: list[dict]) -> None:
 
 
 class ModelCsvSink:
-    """The model CSV rewritten atomically as rows arrive (layer_path rows while measuring, the rest at the end)."""
+    """The model CSV rewritten atomically as rows arrive (layer_path and mode rows while measuring, the whole
+    report at the end); `on_disk` counts the rows really in the file. A failed write raises WriteFault."""
 
     def __init__(self, path):
+        from explorer.core.files import RowsFile
+
         self.path = path
         self.rows: list[dict] = []
+        self.file = RowsFile(path, rows_to_text([]))
+
+    @property
+    def on_disk(self) -> int:
+        return self.file.on_disk if self.path else len(self.rows)
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
-        self.flush()
+        self.file.add(rows_to_text([row])[len(self.file.header):])
 
     def flush(self) -> None:
-        if self.path:
-            write_model_csv(self.path, self.rows)
+        self.file.flush()
 
     def replace(self, rows: list[dict]) -> None:
         self.rows = list(rows)
-        self.flush()
+        self.file.replace([rows_to_text([r])[len(self.file.header):] for r in self.rows])

@@ -208,6 +208,9 @@ def _problem(word: str, lineno: int, state: dict, mb, dtype, bias, sizes: bool =
             spec = spec.replace(mb=new_mb).validate(sizes)
     except SpecError as e:
         return skipped(str(e), e.field)
+    bad_count = layer_count_error(spec.name)
+    if bad_count:
+        return skipped(bad_count, "name")
     return SweepPoint(0, {}, spec, None, "", None, lineno, word)
 
 
@@ -222,6 +225,23 @@ def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = 
 
 # ---- "does it help my network?": totals over a batch ---------------------------------------------------
 _COUNT = re.compile(r"\*(\d+)\s*$")
+
+
+MAX_LAYER_COUNT = 100_000
+_COUNT_TEXT = re.compile(r"\*([^*\s]*)\s*$")
+
+
+def layer_count_error(name: str | None) -> str:
+    """The sentence for a name whose `*N` is not a whole number from 1 to MAX_LAYER_COUNT ('' when fine)."""
+    m = _COUNT_TEXT.search(name or "")
+    if not m:
+        return ""
+    n = m.group(1)
+    if n.isdigit() and 1 <= int(n) <= MAX_LAYER_COUNT:
+        return ""
+    shown = n if len(n) <= 20 else n[:17] + "..."
+    return (f"the layer count *{shown} at the end of the name is not a whole number from 1 to "
+            f"{MAX_LAYER_COUNT:,} (how many times the shape occurs in the net).")
 
 
 def layer_count(name: str | None) -> int:

@@ -66,3 +66,25 @@ def check_memory(spec: ConvSpec, paths, available: int | None = None) -> int:
             "mb",
         )
     return need
+
+
+# A whole forward holds a few activations at once, each often several times its input (a CNN's stem turns 3
+# channels into 64): the guard for a model input counts 16 f32 copies of the input. A rough floor, not a plan:
+# it refuses `--mb 100000000` in one sentence instead of letting the allocation fail with a traceback.
+MODEL_INPUT_FACTOR = 16
+
+
+def check_input_memory(shape, available: int | None = None) -> int:
+    """Raise SpecError when a model input of `shape` (and the forward it feeds) cannot fit in memory."""
+    n = math.prod(int(d) for d in shape)
+    need = n * 4 * MODEL_INPUT_FACTOR
+    avail = available if available is not None else available_bytes()
+    if avail is not None and need > SAFE_SHARE * avail:
+        dims = "x".join(map(str, shape))
+        dims = dims if len(dims) <= 40 else dims[:37] + "..."
+        raise SpecError(
+            f"an input of {dims} and the forward it feeds need about {fmt_bytes(need)} but only "
+            f"{fmt_bytes(avail)} is available now (the limit is {int(SAFE_SHARE * 100)}%); reduce --mb or --input.",
+            "mb",
+        )
+    return need

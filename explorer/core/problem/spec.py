@@ -467,12 +467,13 @@ def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
         if present[x]:
             for c in "ik":
                 if v[c] <= 0:
-                    what = "was not given" if f"{c}{x}" not in values else "is 0"
+                    if f"{c}{x}" in values:  # written as 0 (or less): a size is at least 1
+                        raise SpecError(f"{c}{x} ({FIELD_HELP[c + x]}) is {v[c]}; it must be at least 1.", f"{c}{x}")
                     why = {"w": " (w-values copy h-values only when no w-value is written at all)",
                            "h": " (h- and w-values copy d-values only when none of them is written)"}.get(x, "")
                     raise SpecError(
-                        f"{c}{x} ({FIELD_HELP[c + x]}) {what}, but other {_DIM_WORD[x]} values are, so it is "
-                        f"required{why}.", f"{c}{x}")
+                        f"{c}{x} ({FIELD_HELP[c + x]}) was not given, but other {_DIM_WORD[x]} values are, so it "
+                        f"is required{why}.", f"{c}{x}")
             span = (v["k"] - 1) * (v["d"] + 1) + 1
             if not v["o"]:
                 v["p"] = max(v["p"], 0)

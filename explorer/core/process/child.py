@@ -27,15 +27,15 @@ import threading
 import traceback
 from typing import Iterator
 
-from explorer.core.errors import ExplorerError, InputError, SpecError
+from explorer.core.errors import ExplorerError, Fault, InputError, SpecError
 
 _ERRORS = {"InputError": InputError, "SpecError": SpecError, "ExplorerError": ExplorerError}
 ACK_TIMEOUT_S = 0.5  # a window that does not answer in time lets the measurement go on (it never stalls)
 _env_lock = threading.Lock()  # os.environ is changed around a spawn: one spawn at a time
 
 
-class ChildDied(ExplorerError):
-    """The measuring process ended without finishing the job (crashed or was killed)."""
+class ChildDied(Fault):
+    """The measuring process ended without finishing the job (crashed or was killed): a fault, not bad input."""
 
 
 def jobs_by_kind():
@@ -94,11 +94,14 @@ def _child_main(conn, flag, nice: int = 0) -> None:
                 else:
                     conn.send(("event", ev, None))
             conn.send(("done", None))
-        except (BrokenPipeError, EOFError):
-            return  # the parent is gone (e.g. a cluster worker that was killed): nobody to report to
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            return  # the parent is gone (killed, or a cluster worker that was): nobody to tell, no traceback, just end
         except BaseException as e:  # noqa: BLE001 - every failure is reported to the parent
             field = getattr(e, "field", None)
-            conn.send(("error", (type(e).__name__, str(e), field, traceback.format_exc())))
+            try:
+                conn.send(("error", (type(e).__name__, str(e), field, traceback.format_exc())))
+            except OSError:
+                return
 
 
 class ChildRunner:

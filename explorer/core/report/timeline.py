@@ -159,8 +159,24 @@ class Timeline:
         return {"traceEvents": events, "displayTimeUnit": "ms",
                 "otherData": {"producer": self.title, "samples": self.sample_count}}
 
+    def text(self) -> str:
+        """Strict JSON (no bare NaN: a figure that is not a number is left out as null)."""
+        return json.dumps(_finite(self.to_dict()), separators=(",", ":"), allow_nan=False)
+
     def write(self, path: str | os.PathLike) -> None:
-        atomic_write_text(path, json.dumps(self.to_dict(), separators=(",", ":")))
+        atomic_write_text(path, self.text())
+
+
+def _finite(obj):
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def _x(name: str, cat: str, ts: float, dur_us: float, tid: int, args: dict | None = None) -> dict:

@@ -24,6 +24,7 @@ from explorer.core.report.results import (
     CSV_COLUMNS,
     FLOAT_COLUMNS,
     INT_COLUMNS,
+    POSITIVE_COLUMNS,
     STATUSES,
     VIEW_ONLY_FIELDS,
     Result,
@@ -111,15 +112,19 @@ def result_from_dict(d: dict, where: str) -> Result:
                 raise InputError(f"{where}.{f} must be a whole number, got {v!r}.", "session")
         elif f in FLOAT_COLUMNS:
             if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise InputError(f"{where}.{f} must be a number, got {v!r}.", "session")
+                raise InputError(f"{where}.{f} must be a number, got {str(v)[:40]!r}.", "session")
             v = float(v)
+            if not math.isfinite(v) or (f in POSITIVE_COLUMNS and v <= 0):
+                raise InputError(f"{where}.{f} must be a finite number" + (" above 0" if f in POSITIVE_COLUMNS else "")
+                                 + f", got {v!r}.", "session")
         setattr(r, f, v)
     if r.status not in STATUSES:
         raise InputError(f"{where}.status {r.status!r} is not one of {', '.join(STATUSES)}.", "session")
     samples = d.get("samples_ms")
     if samples is not None:
-        if not isinstance(samples, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in samples):
-            raise InputError(f"{where}.samples_ms must be a list of numbers.", "session")
+        if not isinstance(samples, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                    and math.isfinite(x) for x in samples):
+            raise InputError(f"{where}.samples_ms must be a list of finite numbers.", "session")
         r.samples_ms = np.asarray(samples, dtype=float)
     lines = d.get("trace")
     if lines is not None:
@@ -359,6 +364,10 @@ def session_from_dict(data, name: str = "the session") -> Session:
                    model_from_dict(data.get("model"), name))
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def load_session(path: str | os.PathLike) -> Session:
     """Read a session file; any problem raises InputError with one sentence naming it."""
     p = Path(path)
@@ -369,7 +378,9 @@ def load_session(path: str | os.PathLike) -> Session:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read {str(p)!r}: {e.__class__.__name__}: {e}.", "session") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
+        data = json.loads(text, parse_constant=_no_constant)  # NaN/Infinity are not JSON: refused
+    except (json.JSONDecodeError, ValueError) as e:
+        if not isinstance(e, json.JSONDecodeError):
+            raise InputError(f"{str(p)!r} is not valid JSON: {e}.", "session") from None
         raise InputError(f"{str(p)!r} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.", "session") from None
     return session_from_dict(data, repr(str(p)))

@@ -161,6 +161,9 @@ def export_plot(chart, path: str, width: int = 1200) -> None:
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".png", ".svg"):
         raise ValueError(f"choose a .png or .svg file name, not {suffix or 'no suffix'!r}")
+    from explorer.core.files import commit_file, refuse_special
+
+    refuse_special(path)  # a link, device or FIFO is refused before anything is drawn
     tmp = f"{path}.part{suffix}"
     try:
         if suffix == ".svg":
@@ -175,7 +178,7 @@ def export_plot(chart, path: str, width: int = 1200) -> None:
             ex.parameters()["background"] = background_of(item)
             with _ExportLook(item, ex.parameters()["width"] / max(1.0, item.sceneBoundingRect().width())):
                 ex.export(tmp)
-        os.replace(tmp, path)
+        commit_file(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -638,8 +638,8 @@ class SweepView(QWidget):
 
         try:
             n = write_rows(path, self.results())
-        except OSError as e:
-            self._say(f"Cannot write {path}: {e.strerror or e}.")
+        except (OSError, ValueError) as e:  # ValueError: InputError, a path the output layer refuses
+            self._say(f"Cannot write {path}: {getattr(e, 'strerror', None) or e}")
             return False
         self._say(f"Wrote {n} sweep rows to {path}.")
         return True

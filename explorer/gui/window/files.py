@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from explorer.core.errors import ExplorerError
 from explorer.gui.common.export import export_plot
 
 
@@ -61,7 +62,7 @@ class WindowFiles:
             return False
         try:
             n = write_rows(path, rows)
-        except OSError as e:
+        except (OSError, ExplorerError) as e:
             self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False
         self.status_label.setText(f"Wrote {n} {what} to {path}.")
@@ -82,7 +83,7 @@ class WindowFiles:
             tl.add(r)
         try:
             tl.write(path)
-        except OSError as e:
+        except (OSError, ExplorerError) as e:
             self._error_box("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False
         self.status_label.setText(f"Wrote a timeline of {tl.sample_count} timed calls to {path}.")
@@ -117,12 +118,19 @@ class WindowFiles:
                 return False
         elif ask and not self._confirm_overwrite(path):
             return False
-        pm = self.grab()
-        tmp = f"{path}.part.png"
-        if not pm.save(tmp, "PNG"):
-            self._error_box("Screenshot failed", f"Cannot write {path}.")
+        from explorer.core.files import commit_file, refuse_special
+
+        try:
+            refuse_special(path)
+            pm = self.grab()
+            tmp = f"{path}.part.png"
+            if not pm.save(tmp, "PNG"):
+                self._error_box("Screenshot failed", f"Cannot write {path}.")
+                return False
+            commit_file(tmp, path)  # the output layer's rules: never over a link, device or FIFO
+        except (OSError, ExplorerError) as e:
+            self._error_box("Screenshot failed", f"Cannot write {path}: {getattr(e, 'strerror', None) or e}")
             return False
-        os.replace(tmp, path)
         return True
 
     def open_baseline(self, path: str | None = None) -> bool:
