@@ -319,7 +319,7 @@ def fleet_plan(points: list, args) -> Plan:
 
 
 def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> int:
-    """Measure the plan's points on the cluster at args.cluster; exit 1 when a problem went missing."""
+    """Measure the plan's points on the cluster at args.cluster; exit 3 (a fault) when a problem went missing."""
     from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, ClusterStarted, connect, run_points
     from explorer.core.fleet.hosts import CLUSTER_COLUMNS
     from explorer.core.fleet.pieces import point_done
@@ -374,15 +374,15 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
-        if p.target and not quiet:
+        if p.target and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {p.target}", file=sys.stderr)
     if quiet:
-        print(json.dumps({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
-                                                           for m in missing]}, indent=1))
+        print(strict_json({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
+                                                            for m in missing]}))
     if missing:
         print(f"{plural(len(missing), 'problem')} went missing; run the same command with --resume "
               f"{p.target or 'CSV'} to measure them.", file=sys.stderr)
-        return 1
+        return EXIT_FAULT
     return 0
 
 
