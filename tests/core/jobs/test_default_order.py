@@ -69,7 +69,7 @@ class _FakePool:
         self.child = _FakeChild()
         self.asked: list[str] = []
 
-    def get(self, allocator):
+    def get(self, allocator, isa=None):  # the pool keys on (allocator, ISA cap)
         self.asked.append(allocator)
         return self.child
 
