@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import log_axes
@@ -383,6 +383,9 @@ class RooflineView(QWidget):
         self.definition.setMinimumWidth(0)
         self.note.textItem.setTextWidth(min(0.8 * w, 560))
         self.note.updateTextPos()
+        # The view gave the layout its size before the texts shrank, and a layout cannot be smaller than its
+        # texts were: after a window shrinks (1440 -> 1024) the chart stayed 1440-wide, legend off-screen.
+        self.layout_widget.ci.setGeometry(QRectF(0, 0, self.layout_widget.width(), self.layout_widget.height()))
 
     def hideEvent(self, ev) -> None:
         super().hideEvent(ev)

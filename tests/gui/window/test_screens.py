@@ -199,3 +199,28 @@ def test_fit_size_shrinks_to_the_screen():
     avail = screen.availableGeometry().size()
     assert fit_size(avail.width() + 1, avail.height() + 1, screen) == avail
     assert fit_size(400, 300, screen) == QSize(400, 300)
+
+
+def test_roofline_shrinks_with_the_window_and_keeps_its_legend_in_view(make_window, qtbot):
+    """A window opened at 1440 and shrunk to 1024 with the Roofline showing, no peak cached (a new user's case):
+    the chart and its legend column must follow the view, not keep the 1440-wide layout with the legend cut off."""
+    from explorer.core.report.results import Result
+
+    spec = parse_descriptor("mb1ic64ih56oc64oh56kh3ph1")
+    win = make_window(spec=spec, size=(1440, 900))
+    rv = win.roofline_view
+    win.tabs.setCurrentWidget(rv)
+    win.resize(1440, 900)  # as `gui` on a big screen opens (make_window fits the test's screen)
+    _settle(qtbot)
+    assert win.width() == 1440
+    rows = [Result(spec=spec, path=p, threads=1, median_ms=m, gflops=spec.ops / m / 1e6, status="ok")
+            for p, m in (("dense", 2.5), ("channels_last", 2.4), ("mkldnn", 2.5), ("native", 4.1))]
+    win.resize(*SMALL)  # the shrink comes first, the results after it, as with `gui --size 1024x700 --run`
+    _settle(qtbot)
+    win.session.set_results(rows, spec)
+    rv.redraw()
+    _settle(qtbot)
+    view_w = rv.layout_widget.width()
+    assert rv.layout_widget.ci.geometry().width() <= view_w + 1, "the chart kept its wider layout"
+    right = rv.legend.mapRectToScene(rv.legend.boundingRect()).right()
+    assert right <= view_w + 1, f"the legend ends at {right:.0f} px in a {view_w} px view"
