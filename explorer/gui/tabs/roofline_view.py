@@ -286,6 +286,7 @@ class RooflineView(QWidget):
             f"{TRAFFIC_DEFINITION if mode == 'path' else BYTES_DEFINITION}.<br>"
             f"{ATTAINABLE_DEFINITION}; f32 points judged against the fp32 roof, bf16 against bf16.</span>")
         self._wrap_texts()
+        QTimer.singleShot(0, self._wrap_texts)  # again once the legend column has taken its width
 
     def _point_text(self, p, with_peak: bool) -> str:
         lines = [f"{p.name + '  ' if p.name else ''}{p.desc}", f"path {p.path} · {p.dtype}"
@@ -381,7 +382,9 @@ class RooflineView(QWidget):
         self.definition.item.setTextWidth(w)
         self.definition.updateMin()
         self.definition.setMinimumWidth(0)
-        self.note.textItem.setTextWidth(min(0.8 * w, 560))
+        # the note sits in the plot's view box, narrower than the chart by the axis and the legend column
+        vb_w = self.plot.getViewBox().width() or w
+        self.note.textItem.setTextWidth(max(120.0, min(0.9 * vb_w, 560)))
         self.note.updateTextPos()
         # The view gave the layout its size before the texts shrank, and a layout cannot be smaller than its
         # texts were: after a window shrinks (1440 -> 1024) the chart stayed 1440-wide, legend off-screen.
