@@ -79,6 +79,14 @@ class ModelInput:
 
         return ModelInput(tuple(leaf(a) for a in self.args), {k: leaf(v) for k, v in self.kwargs.items()})
 
+    def to_memory_format(self, fmt) -> ModelInput:
+        """The input as the channels-last model takes it: tensors of fmt's rank (4 for channels_last, 5 for
+        channels_last_3d) in that format, the others as they are."""
+        import torch
+
+        rank = 4 if fmt is torch.channels_last else 5
+        return self.map(lambda t: t.contiguous(memory_format=fmt) if t.dim() == rank else t)
+
     def tensors(self) -> list:
         import torch
 

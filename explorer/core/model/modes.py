@@ -98,20 +98,16 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
     if mode == "channels_last":
         fmt = channels_last_format(inp, conv_dims)
         rank = 4 if fmt is torch.channels_last else 5
-
-        def to_cl(t):
-            return t.contiguous(memory_format=fmt) if t.dim() == rank else t
-
         m = copy_model(model).to(memory_format=fmt)
-        xc = inp.map(to_cl)
+        xc = inp.to_memory_format(fmt)
 
         def rem():
             m2 = copy_model(model).to(memory_format=fmt)
             n = stub_convs(m2, lambda: xc.call(m2))
             return (lambda: xc.call(m2)) if n else None
 
-        convert = [("input to channels_last", lambda: inp.map(to_cl))] if any(t.dim() == rank for t in inp.tensors()) else []
-        return PreparedMode(lambda: inp.map(to_cl).call(m), m, rem, convert)
+        convert = [("input to channels_last", lambda: inp.to_memory_format(fmt))] if any(t.dim() == rank for t in inp.tensors()) else []
+        return PreparedMode(lambda: inp.to_memory_format(fmt).call(m), m, rem, convert)
     if mode == "to_mkldnn":
         blockers = mkldnn_blockers(model)
         if blockers:

@@ -48,17 +48,12 @@ def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
 
     from explorer.core.model.surgery import copy_model, stub_convs
 
-    rank = 4 if fmt is torch.channels_last else 5
-
-    def to_cl(t):
-        return t.contiguous(memory_format=fmt) if t.dim() == rank else t
-
     m = copy_model(model).to(memory_format=fmt)
-    xc = inp.map(to_cl)
+    xc = inp.to_memory_format(fmt)
 
     def fn():
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            return inp.map(to_cl).call(m)
+            return inp.to_memory_format(fmt).call(m)
 
     def rem():
         m2 = copy_model(model).to(memory_format=fmt)
@@ -72,5 +67,5 @@ def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
     bf16_plan = dtype == "bf16"
     note = "torch.autocast('cpu', torch.bfloat16) on the channels_last model"
     return {"fn": fn, "model": m, "remainder": rem if bf16_plan else None, "note": note,
-            "conversions": [("input to channels_last", lambda: inp.map(to_cl))] if bf16_plan else [],
+            "conversions": [("input to channels_last", lambda: inp.to_memory_format(fmt))] if bf16_plan else [],
             "predict_why": "" if bf16_plan else AUTOCAST_F32_WHY}
