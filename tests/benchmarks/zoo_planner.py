@@ -7,6 +7,11 @@ small 1-D audio front end and a small 3-D network written here:
     efficientnet_b0   efficientnet_pytorch  EfficientNet.from_name("efficientnet-b0")
     hf_resnet50       transformers          ResNetModel(ResNetConfig())          (returns a ModelOutput)
     hf_convnext       transformers          ConvNextModel(ConvNextConfig())      (depthwise 7x7, LayerNorm)
+    hf_wav2vec2       transformers          Wav2Vec2Model(Wav2Vec2Config()).feature_extractor  ((N, L) raw audio,
+                                            7 Conv1d, GroupNorm, the channel added inside)
+    monai_unet3d      monai                 UNet(spatial_dims=3, ...)            (Conv3d down, ConvTranspose3d up,
+                                            InstanceNorm3d)
+    monai_densenet121 monai                 DenseNet121(spatial_dims=2, ...)     (concatenated dense blocks)
     audio1d           here                  takes (N, L) and adds the channel itself (Conv1d)
     seg3d             here                  a small Conv3d encoder-decoder
 
@@ -55,6 +60,24 @@ def hf_convnext() -> nn.Module:
     return ConvNextModel(ConvNextConfig()).eval()
 
 
+def hf_wav2vec2() -> nn.Module:
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    return Wav2Vec2Model(Wav2Vec2Config()).feature_extractor.eval()  # takes (N, L), adds the channel itself
+
+
+def monai_unet3d() -> nn.Module:
+    from monai.networks.nets import UNet
+
+    return UNet(spatial_dims=3, in_channels=1, out_channels=2, channels=(16, 32, 64), strides=(2, 2)).eval()
+
+
+def monai_densenet121() -> nn.Module:
+    from monai.networks.nets import DenseNet121
+
+    return DenseNet121(spatial_dims=2, in_channels=3, out_channels=10).eval()
+
+
 class Audio1d(nn.Module):
     """A raw-waveform front end: (N, L) in, the channel added inside, strided Conv1d blocks."""
 
@@ -100,6 +123,9 @@ MODELS = {  # name -> (library, input shape with mb 1)
     "efficientnet_b0": ("efficientnet_pytorch", "1,3,224,224"),
     "hf_resnet50": ("transformers", "1,3,224,224"),
     "hf_convnext": ("transformers", "1,3,224,224"),
+    "hf_wav2vec2": ("transformers", "1,16000"),
+    "monai_unet3d": ("monai", "1,1,32,32,32"),
+    "monai_densenet121": ("monai", "1,3,224,224"),
     "audio1d": ("here (Conv1d, (N, L) input)", "1,16000"),
     "seg3d": ("here (Conv3d)", "1,1,32,32,32"),
 }

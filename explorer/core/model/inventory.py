@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core.errors import InputError
-from explorer.core.model.surgery import CONV_TYPES, is_conv_module, own_forward, quiet_stderr
+from explorer.core.model.surgery import CONV_TYPES, is_conv_module, is_transposed_conv, own_forward, quiet_stderr
 
 
 @dataclass
@@ -72,9 +72,17 @@ class Inventory:
         shape = self.input_label or "x".join(map(str, self.input_shape))
         return f"{self.model}: {self.total} convolutions ({kinds}), {len(self.layers)} distinct, input {shape} {self.dtype}"
 
-    def functional_sites(self) -> list[ConvSite]:
-        """The convs that are not conv modules (F.conv*d inside another module's forward): not stubbable."""
+    def inside_sites(self) -> list[ConvSite]:
+        """The convs that are not stubbed, so run inside the remainder: F.conv*d calls inside another module's
+        forward, and transposed convs (no per-layer path times them)."""
         return [s for s in self.sites if not s.stubbable]
+
+    def functional_sites(self) -> list[ConvSite]:
+        """The F.conv*d calls inside another module's forward (not conv modules)."""
+        return [s for s in self.sites if not s.stubbable and not s.transposed]
+
+    def transposed_sites(self) -> list[ConvSite]:
+        return [s for s in self.sites if s.transposed]
 
 
 def _tuple(v, n: int) -> tuple:
@@ -196,6 +204,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
         if owner is not None and is_conv_module(owner[1]):
             name, cls = owner[0], type(owner[1]).__name__  # a conv module, whatever its forward computes the weight from
             extra = own_forward(owner[1])
+            stubbable = not is_transposed_conv(owner[1])  # not timed per layer: it stays in the remainder
         else:
             name = names.get(ptr) if ptr is not None else None
             if ptr is not None:  # eager: F.conv*d inside another module's forward (or the model's own)

@@ -181,7 +181,7 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
         return
     path = MODE_PATH[res.mode]
     first = inv.sites[0].module if inv.sites else None
-    inside = {site.module for site in inv.functional_sites()}  # not stubbed: timed inside the remainder
+    inside = {site.module for site in inv.inside_sites()}  # not stubbed: timed inside the remainder
     conv = 0.0
     chained = 0
     for s in summaries:
@@ -214,7 +214,7 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
                             "first use, the touches timed alone and taken off); "
                             "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
         return
-    notes = [f"convs: timed in model order, each of the {inv.total} with its own tensors and the others in "
+    notes = [f"convs: timed in model order, each of the {len(inv.sites) - len(inv.inside_sites())} with its own tensors and the others in "
              f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
              if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
     if res.mode == "to_mkldnn" and chained:
@@ -245,6 +245,11 @@ def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
     if fn and mode != "jit_mkldnn":
         out.append(f"{len(fn)} convs are F.conv{len(fn[0].input_shape) - 2}d calls inside another module's forward "
                    f"(first: {fn[0].module} in a {fn[0].owner}), which cannot be stubbed: they run inside the remainder "
+                   "and are measured there, not predicted from the per-layer table")
+    tr = inv.transposed_sites()
+    if tr and mode != "jit_mkldnn":
+        out.append(f"{len(tr)} convs are transposed ({tr[0].owner or 'conv_transpose'}, first: {tr[0].module}): the "
+                   "per-layer paths time forward convs only, so they are not stubbed; they run inside the remainder "
                    "and are measured there, not predicted from the per-layer table")
     return out
 

@@ -370,12 +370,15 @@ def _remainder_fn(prep: PreparedMode, res: ModeResult, inv: Inventory | None = N
     except Exception as e:  # noqa: BLE001 - no prediction for this mode; its measurement stands
         res.predict_note = f"no prediction: the stubbed model for the remainder cannot run ({type(e).__name__}: {one_line(e)})"
         return None
-    fn = inv.functional_sites() if inv is not None else []
+    fn = inv.inside_sites() if inv is not None else []
     if rem_fn is None and prep.predict_why:
         res.predict_note = prep.predict_why
     elif rem_fn is None and fn and len(fn) == inv.total:
         site = fn[0]
-        res.predict_note = (f"no prediction: every conv is an F.conv{len(site.input_shape) - 2}d call inside another "
+        res.predict_note = (f"no prediction: every conv is transposed (first: {site.module}, a {site.owner}) or "
+                            "inside another module's forward; the per-layer paths time forward convs only, so "
+                            "nothing is left to predict from") if any(s.transposed for s in fn) else (
+                            f"no prediction: every conv is an F.conv{len(site.input_shape) - 2}d call inside another "
                             f"module's forward (first: {site.module} in a {site.owner}), not a conv module, so none "
                             "can be stubbed and the non-conv remainder cannot be measured apart; an nn.Conv module "
                             "there would be")
@@ -396,7 +399,7 @@ def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict, prep: Prepare
     parts = prep.graph_parts if prep is not None else None
     if parts is not None:
         return Sequence(res.mode, [(None, "jit graph", SimpleNamespace(fn=parts.convs))])
-    if inv.functional_sites():  # those run inside the remainder: the sequence times the stubbed ones only
+    if inv.inside_sites():  # those run inside the remainder: the sequence times the stubbed ones only
         import dataclasses
 
         inv = dataclasses.replace(inv, sites=[site for site in inv.sites if site.stubbable])

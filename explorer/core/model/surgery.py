@@ -22,6 +22,14 @@ def is_conv_module(m) -> bool:
     return isinstance(m, _ConvNd) or type(m).__name__ in MKLDNN_CONV_TYPES
 
 
+def is_transposed_conv(m) -> bool:
+    """A ConvTranspose1d/2d/3d (or a subclass): the per-layer paths time forward convs only, so it is never
+    stubbed; it runs inside the remainder, measured there in each mode."""
+    from torch.nn.modules.conv import _ConvTransposeNd
+
+    return isinstance(m, _ConvTransposeNd)
+
+
 def own_forward(m) -> str:
     """'' for a conv module running torch's own forward; else what it adds, in words, for a note."""
     from torch import nn
@@ -87,12 +95,13 @@ def set_submodule(root, path: str, new) -> None:
 
 
 def conv_paths(model) -> list[str]:
-    """Every conv module's path (is_conv_module), outermost only: a conv inside a conv module is part of it."""
+    """Every forward conv module's path (is_conv_module, not transposed), outermost only: a conv inside a conv
+    module is part of it."""
     out: list[str] = []
     for name, m in model.named_modules():
         if name and is_conv_module(m) and not any(name.startswith(p + ".") for p in out):
             out.append(name)
-    return out
+    return [p for p in out if not is_transposed_conv(model.get_submodule(p))]
 
 
 def stub_convs(model, call: Callable[[], object]) -> int:

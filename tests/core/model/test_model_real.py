@@ -115,6 +115,17 @@ class Vol(nn.Module):
         return self.c2(self.bn(self.c1(x)).relu())
 
 
+class UpNet(nn.Module):
+    """monai's UNet shape: a strided Conv3d down, a ConvTranspose3d up (an _ConvNd subclass too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down, self.up = nn.Conv3d(1, 4, 3, stride=2, padding=1), nn.ConvTranspose3d(4, 2, 2, stride=2)
+
+    def forward(self, x):
+        return self.up(self.down(x).relu())
+
+
 class Keyword(nn.Module):
     def __init__(self):
         super().__init__()
@@ -142,6 +153,10 @@ def two_in():
 
 def vol():
     return Vol()
+
+
+def upnet():
+    return UpNet()
 
 
 def keyword():
@@ -270,6 +285,19 @@ def test_a_3d_network_is_measured_per_layer_and_predicted(zoo):
     for mode in ("nchw", "channels_last", "to_mkldnn"):
         r = rep.mode(mode)
         assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note, r.error)
+
+
+def test_a_transposed_conv_runs_inside_the_remainder_and_the_model_is_still_predicted(zoo):
+    """main: 'no prediction: layer up has no dense time (a transposed convolution: not measured ...)' in
+    every mode of monai's UNet: the transposed conv was counted as a conv to predict but no path times it."""
+    rep = _run(f"{zoo}:upnet", "1,1,8,8,8", modes=("nchw", "channels_last"), paths=("dense", "channels_last"))
+    for mode in ("nchw", "channels_last"):
+        r = rep.mode(mode)
+        assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note)
+        assert "1 convs are transposed (ConvTranspose3d, first: up)" in r.predict_note
+        down = next(s for s in rep.layers if s.layer.name == "down").results[model_job.MODE_PATH[mode]]
+        assert r.conv_alone_ms == pytest.approx(down.median_ms)  # the transposed one is in the remainder only
+    assert [s.module for s in rep.inventory.transposed_sites()] == ["up"]
 
 
 def test_input_values_are_refused_in_one_sentence(zoo):
