@@ -61,7 +61,8 @@ def _check_inputs(args):
 
         spec = parse_descriptor(args.desc, dtype=dtype, bias=bias)
     paths = expand_paths(args.paths)
-    opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace).validate()
+    opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
+                      allocator=getattr(args, "allocator", None) or "tuned", isa=getattr(args, "isa", None)).validate()
     size = parse_size(args.size)
     varies = list(getattr(args, "vary", None) or [])
     if varies or getattr(args, "batch", None):
@@ -240,7 +241,7 @@ def run_gui(args) -> int:
     app = make_app()
     settings = make_settings()
     options = {"paths": list(opts.paths), "threads": opts.threads or 0, "budget_ms": opts.budget_ms,
-               "trace": opts.trace}
+               "trace": opts.trace, "allocator": opts.allocator, "isa": opts.isa}
     # With --run the command line defines the whole run (defaults included), so a scripted run is
     # reproducible; otherwise only options given explicitly override the remembered ones.
     if args.run:
@@ -248,7 +249,9 @@ def run_gui(args) -> int:
     else:
         explicit = {k: v for k, v in options.items()
                     if not (k == "paths" and args.paths.strip() == "all") and not (k == "threads" and not args.threads)
-                    and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)}
+                    and not (k == "budget_ms" and args.budget_ms == 500.0) and not (k == "trace" and not args.no_trace)
+                    and not (k == "allocator" and getattr(args, "allocator", "tuned") == "tuned")
+                    and not (k == "isa" and not getattr(args, "isa", None))}
     sweeping = bool(getattr(args, "vary", None) or getattr(args, "batch", None))
     win = create_window(settings, spec=spec, options=explicit or None, csv_path=None if sweeping else args.csv)
     if getattr(args, "theme", None):

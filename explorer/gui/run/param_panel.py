@@ -407,7 +407,9 @@ class ParamPanel(QWidget):
         self.isa_combo.setCurrentIndex(i)
         return True
 
-    def set_options(self, paths=None, threads=None, budget_ms=None, trace=None, allocator=None) -> None:
+    def set_options(self, paths=None, threads=None, budget_ms=None, trace=None, allocator=None,
+                    isa=...) -> None:
+        """Set the given fields (None or left out: keep it; isa=None is "no cap", so its default is ...)."""
         self._syncing = True
         try:
             if paths is not None:
@@ -423,6 +425,8 @@ class ParamPanel(QWidget):
                 i = self.allocator_combo.findData(allocator)
                 if i >= 0 and self.allocator_combo.model().item(i).isEnabled():
                     self.allocator_combo.setCurrentIndex(i)
+            if isa is not ...:
+                self.set_isa(isa)
         finally:
             self._syncing = False
         self._validate()

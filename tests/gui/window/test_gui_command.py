@@ -54,6 +54,22 @@ def test_gui_run_csv_screenshot_exit_when_done(tmp_path):
     assert int(m.group(3)) > 0
 
 
+def test_gui_run_takes_the_command_lines_isa_and_allocator(tmp_path):
+    """main dropped them: `gui DESC --isa avx2 --run` ran uncapped (aBcd16b on an AVX-512 CPU, the ISA field
+    at "this CPU"). SSE4.1 is on every x86-64 CPU, and oneDNN's gemm kernel there gives plain layouts."""
+    csv_path = tmp_path / "g.csv"
+    p = subprocess.run(
+        [sys.executable, "-m", "explorer", "gui", TINY, "--run", "--budget-ms", "20", "--paths", "dense,mkldnn",
+         "--isa", "sse41", "--allocator", "default", "--csv", str(csv_path), "--exit-when-done"],
+        env=_env(tmp_path), capture_output=True, text=True, timeout=180,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = read_csv(csv_path)
+    assert [r["path"] for r in rows] == ["dense", "mkldnn"]
+    assert {r["isa"] for r in rows} == {"sse41"} and {r["allocator"] for r in rows} == {"default"}
+    assert "avx" not in rows[1]["conv_impl"], rows[1]["conv_impl"]
+
+
 def test_gui_existing_csv_needs_force(tmp_path):
     csv_path = tmp_path / "g.csv"
     csv_path.write_text("keep\n")
@@ -82,6 +98,8 @@ def test_gui_without_a_display_says_so(tmp_path):
     (["gui", TINY, "--dtype", "f64"], "dtype"),
     (["gui", TINY, "--size", "big"], "--size"),
     (["gui", "g3mb2ic16ih14oc16kh3"], "g=3"),
+    (["gui", TINY, "--isa", "avx9000"], "avx9000"),
+    (["gui", TINY, "--allocator", "hoard"], "hoard"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, monkeypatch, argv, words):
     from explorer.launch import main
