@@ -5,6 +5,7 @@
     mkldnn-explorer model mypkg.audio:make --input 1,16000 --input 1,16000
     mkldnn-explorer model mypkg.net:make --input mypkg.net:example_inputs
     mkldnn-explorer model exported.pt2
+    mkldnn-explorer model resnet50 --cluster tcp://10.0.0.5:8786   # the per-layer table on a Dask cluster
 
 Inventory of every convolution (identical ones counted), the per-layer table over the paths (the batch
 machinery), the end-to-end modes measured for real, each predicted from the per-layer table, and the

@@ -1,4 +1,5 @@
-"""Sweeps and batches off the GUI thread: points_job maps core.sweep's events to the SweepController's signals.
+"""Sweeps and batches off the GUI thread: points_job maps core.sweep's events to the SweepController's signals
+(cluster_points_job: the same sweep on a Dask cluster, core.fleet's events).
 
 It runs in worker.JobWorker like every job (see explorer.gui.jobs.worker): the core checks the cancel flag after
 every timed call, so Stop takes effect within one call. Nothing is signalled per sample: progress, live-path

@@ -18,6 +18,7 @@ API (for the main window):
     export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
     export_csv(path) -> bool               every row of the last sweep or batch, the CLI's CSV schema
     session_state() -> dict | None, restore_state(d)   the last sweep (setup, points, rows) for a session file
+    cluster_edit                           the Cluster field: the session's sweep.cluster ("" = this machine)
     session, data                          the SessionState the rows live in (SweepView(bridge=...) shares the
                                            window's; alone it makes its own), and its sweep's SweepData
     signals: started(), finished(bool cancelled), result_ready(Result), status(str),

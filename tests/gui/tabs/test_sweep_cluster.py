@@ -66,6 +66,36 @@ def test_a_sweep_from_the_window_runs_on_the_cluster_and_its_rows_carry_the_host
     assert "done" in v.live_label.text().lower() and v.cluster_edit.styleSheet() == ""
 
 
+def test_stop_cancels_the_sweeps_tasks_on_the_cluster_and_keeps_the_finished_rows(make_window, qtbot, cluster):
+    import time
+
+    from explorer.core.jobs.options import RunOptions
+
+    address, _workers = cluster
+    win, v = _sweep_view(make_window)
+    v.set_options(RunOptions(paths=("dense",), threads=1, budget_ms=100.0, trace=False))
+    v.set_vary("mb", "1:24:+1")  # 24 points of 100 ms and more: far from done when Stop comes
+    v.cluster_edit.setText(address)
+    with qtbot.waitSignal(v.result_ready, timeout=180_000):
+        assert v.run()
+    with qtbot.waitSignal(v.finished, timeout=30_000) as blocker:
+        v.stop()
+    assert blocker.args == [True]
+    n = len(v.results())
+    assert 1 <= n < 24 and "stopped" in v.live_label.text().lower()
+    from distributed import Client
+
+    with Client(address) as client:  # nothing of the stopped sweep stays queued or running there
+        def left():
+            return client.run_on_scheduler(lambda dask_scheduler: [
+                k for k in map(str, dask_scheduler.tasks) if k.startswith("mkldnn-explorer-")])
+
+        deadline = time.monotonic() + 30
+        while left() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left() == []
+
+
 def test_an_address_nobody_answers_at_is_marked_and_nothing_runs(make_window, qtbot, monkeypatch):
     pytest.importorskip("distributed")
     from explorer.gui.jobs import sweep_worker
