@@ -9,8 +9,8 @@ Aspects (ASPECTS) and the change each passes: spec, options, results (the Run ro
 ("added", Result)), sweep (the last sweep's setup, points and rows, in one
 SweepData), model (the whole-model plan, live and final, in one ModelState), peaks (ONE Peaks object: machine.Peak by threads), baseline (the
 summary's baseline path), job (the running job and its progress). The sweep passes ("begun" | "restored",
-SweepState), ("added", [(point index, row)]) or ("cluster", address) when where it runs (or its refusal)
-changes; the model ("inventory", Inventory) when a plan
+SweepState), ("added", [(point index, row)]), ("missing", (point index, reason)) for a cluster sweep's
+point that came back without rows, or ("cluster", address) when where it runs (or its refusal) changes; the model ("inventory", Inventory) when a plan
 starts, ("layer", (layer index, Result)) per finished path of a layer, ("mode", ModeResult) per finished mode,
 ("report", ModelReport | None) for the final report (a run's or a restored session's; None clears); the job ("started" | "path_started" | "samples" | "retry" |
 "progress" | "finished", ...). `results` is one list object for the whole session (changed in place). Callbacks run synchronously in the thread
@@ -71,6 +71,14 @@ class SweepRows:
     """Finished sweep rows, coalesced: (point index, Result or CSV row dict of a point without a spec)."""
 
     items: list
+
+
+@dataclass
+class SweepMissing:
+    """A point of a cluster sweep whose task failed for good (core.fleet.cluster.ClusterMissing): no rows."""
+
+    index: int
+    reason: str
 
 
 @dataclass
@@ -198,6 +206,7 @@ class SweepState:
         # to reach it was refused ("" when it was not); the setup of a sweep run there keeps its address.
         self.cluster = ""
         self.cluster_error = ""
+        self.missing: list = []  # (point index, reason) of a cluster sweep's points that came back without rows
 
     def rows(self) -> list:
         return [item for _, item in self.items]
@@ -224,7 +233,7 @@ class SweepState:
         return out
 
     def begin(self, points, setup: dict, mode: str | None = None, paths=(), geometric: bool = False) -> None:
-        self.setup, self.points, self.items = dict(setup), list(points), []
+        self.setup, self.points, self.items, self.missing = dict(setup), list(points), [], []
         self.data.configure(self.points, mode, paths=paths, geometric=geometric)
 
     def replace(self, state: dict | None) -> None:
@@ -476,6 +485,9 @@ class SessionState:
                 items = [(ev.point.index, r) for r in ev.results]
             self.sweep.add(items)
             self.notify("sweep", ("added", items))
+        elif isinstance(ev, SweepMissing):
+            self.sweep.missing.append((ev.index, ev.reason))
+            self.notify("sweep", ("missing", (ev.index, ev.reason)))
         elif isinstance(ev, SweepFinished):
             if job is not None and job.kind == "sweep":
                 took = time.monotonic() - job.started_at

@@ -131,7 +131,7 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
     """The same sweep on a Dask cluster (explorer.core.fleet, as `sweep --cluster`): each runnable point is a
     task, its rows come back as it finishes. cluster_ready(hosts) once the scheduler answered and has measuring
     workers (an InputError before it, field "cluster": nothing ran), then rows_ready, progress and cluster_note
-    per finished point; a point whose task failed for good is said in cluster_note and has no rows."""
+    per finished point; a point whose task failed for good has no rows: point_missing(index, reason)."""
 
     def job(w: JobWorker):
         from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, connect, run_points
@@ -143,6 +143,8 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
         client = connect(address, CONNECT_TIMEOUT_S)
         gen = None
         try:
+            if w.cancelled:  # Stop while the scheduler was being reached: nothing is submitted
+                return
             gen = run_points(client, [p for p in points if not p.skipped], opts, cancel=lambda: w.cancelled)
             started = next(gen)  # no worker offers the `measure` resource: InputError, before anything runs
             yield "cluster_ready", (dict(started.hosts),)
@@ -169,6 +171,7 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
                     note = f"{_point_label(ev.point)} on {ev.host}"
                 elif isinstance(ev, ClusterMissing):
                     missing += 1
+                    yield "point_missing", (ev.point.index, ev.reason)
                     note = f"{_point_label(ev.point)}: missing ({ev.reason})"
                 else:
                     continue
@@ -204,7 +207,9 @@ class SweepController(JobController):
     live = Signal(object)  # LiveState
     cluster_ready = Signal(object)  # {worker address: host label}: the cluster answered, the sweep begins
     cluster_note = Signal(str)  # a point finished (or went missing) on the cluster, one line
-    signals = ("sweep_started", "point_started", "rows_ready", "progress", "live", "cluster_ready", "cluster_note")
+    point_missing = Signal(int, str)  # a cluster sweep's point whose task failed for good: index, reason
+    signals = ("sweep_started", "point_started", "rows_ready", "progress", "live", "cluster_ready", "cluster_note",
+               "point_missing")
     SHUTDOWN_MS = 10_000
 
     def start(self, points, opts, csv_path=None, ctx=None, cluster: str = "") -> bool:

@@ -52,6 +52,7 @@ from explorer.core.fleet.cluster import WORKER_HINT, missing_dask
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.core.report.sweep_data import SweepData, count_text
+from explorer.core.session.state import SweepMissing
 from explorer.gui.charts.bar_chart import BarChart
 from explorer.gui.charts.chart_axes import LOG_FIELDS
 from explorer.gui.charts.heatmap_chart import HeatmapChart
@@ -294,6 +295,7 @@ class SweepView(QWidget):
         self.cluster_edit.textChanged.connect(self.session.set_cluster)
         self.controller.cluster_ready.connect(self._on_cluster_ready)
         self.controller.cluster_note.connect(self.live_label.setText)
+        self.controller.point_missing.connect(lambda i, why: self.session.apply(SweepMissing(i, why)))
         self.stop_button.clicked.connect(self.stop)
         self.export_button.clicked.connect(self._export_dialog)
         self.baseline_button.clicked.connect(self.request_baseline)
@@ -672,6 +674,10 @@ class SweepView(QWidget):
             msg = f"Sweep done: {count_text(rows)} in {took:.1f} s."
             self.progress.setValue(self.progress.maximum())
             self.progress.setFormat("done: %m points")
+        lost = self.session.sweep.missing
+        if lost:  # their tasks failed for good on the cluster: said, never drawn as measured
+            msg += (f" {len(lost)} point{'s' if len(lost) != 1 else ''} went missing on the cluster ({lost[0][1]}); "
+                    "run the sweep again for them.")
         if self.csv_path:
             msg += f" Rows are in {self.csv_path}."
         self.live_label.setText(msg)

@@ -117,6 +117,37 @@ def test_an_address_nobody_answers_at_is_marked_and_nothing_runs(make_window, qt
     assert v.message.text().startswith("2 points")
 
 
+def test_a_point_whose_task_failed_for_good_is_said_and_has_no_rows(make_window, qtbot, monkeypatch, tmp_path):
+    """What reaches the window when the cluster gives up on a point (a stand-in for the cluster: no timing)."""
+    pytest.importorskip("distributed")  # without it the field is disabled (the last test)
+    from explorer.core.fleet import cluster
+    from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, ClusterStarted
+    from explorer.core.report.results import Result, read_csv
+
+    class Client:
+        def close(self):
+            pass
+
+    def run_points(client, points, opts, cancel=None, **_):
+        yield ClusterStarted({"tcp://10.0.0.7:40001": "hostB"}, len(points), 0)
+        row = Result(spec=points[0].spec, path="dense", threads=1, median_ms=1.0, vary=points[0].label).row()
+        yield ClusterRows(points[0], "hostB", [{**row, "host": "hostB", "worker": "tcp://10.0.0.7:40001"}], 1, 2)
+        yield ClusterMissing(points[1], "", "KilledWorker: its worker died twice", 2, 2)
+
+    monkeypatch.setattr(cluster, "connect", lambda address, timeout_s=10.0: Client())
+    monkeypatch.setattr(cluster, "run_points", run_points)
+    win, v = _sweep_view(make_window)
+    v.set_csv_sink(tmp_path / "c.csv")
+    v.cluster_edit.setText("tcp://10.0.0.5:8786")
+    with qtbot.waitSignal(v.finished, timeout=30_000):
+        assert v.run()
+    (r,) = v.results()
+    assert (r.vary, r.host, r.median_ms) == ("g=1", "hostB", 1.0)
+    assert v.session.sweep.missing == [(1, "KilledWorker: its worker died twice")]
+    assert "1 point went missing on the cluster (KilledWorker: its worker died twice)" in v.live_label.text()
+    assert [row["vary"] for row in read_csv(tmp_path / "c.csv")] == ["g=1"]
+
+
 def test_without_dask_the_field_is_disabled_and_says_how_to_install_it(qtbot, monkeypatch):
     from explorer.gui.tabs.sweep_view import SweepView
 
