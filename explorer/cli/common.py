@@ -241,7 +241,7 @@ def ratio_text(base_ms: float, ms: float, uncertain: bool) -> str:
     return f"~{text}?" if uncertain else text
 
 
-# ---- many machines (explorer.core.fleet; the running loop is explorer.cli.cluster) -----------------------
+# ---- many machines (explorer.core.fleet; the running loop is run_on_cluster below) ----------------------
 def add_fleet_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("many machines")
     g.add_argument("--cluster", type=str, default=None, metavar="ADDRESS",

@@ -5,6 +5,7 @@
     mkldnn-explorer model mypkg.audio:make --input 1,16000 --input 1,16000
     mkldnn-explorer model mypkg.net:make --input mypkg.net:example_inputs
     mkldnn-explorer model exported.pt2
+    mkldnn-explorer model resnet50 --cluster tcp://10.0.0.5:8786   # the per-layer table on a Dask cluster
 
 Inventory of every convolution (identical ones counted), the per-layer table over the paths (the batch
 machinery), the end-to-end modes measured for real, each predicted from the per-layer table, and the
@@ -14,9 +15,11 @@ atomically as rows finish.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from explorer.cli.common import (
+    EXIT_FAULT,
     add_allocator_option,
     add_isa_option,
     allocator_note,
@@ -27,6 +30,7 @@ from explorer.cli.common import (
     writing_failed,
     paths_arg,
     positive_float,
+    plural,
     positive_int_arg,
 )
 from explorer.cli.common import fmt as _fmt
@@ -71,6 +75,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--csv", type=str, default=None, help="write the model CSV (layer, layer_path and mode rows)")
     p.add_argument("--force", action="store_true", help="overwrite an existing CSV")
     p.add_argument("--json", action="store_true", help="print JSON (the CSV's rows) instead of tables")
+    g = p.add_argument_group("many machines")
+    g.add_argument("--cluster", type=str, default=None, metavar="ADDRESS",
+                   help="measure the per-layer table on the workers of the Dask scheduler at ADDRESS, each distinct "
+                        "layer a task (as batch --cluster); the end-to-end modes still run here, on the model; "
+                        "layer_path rows get host and worker columns")
+    # Refused with its reason (a plan's table holds each layer once): listed nowhere, it only explains itself.
+    g.add_argument("--every-host", action="store_true", help=argparse.SUPPRESS)
 
 
 def _modes_arg(text: str | None) -> tuple[str, ...]:
@@ -92,6 +103,7 @@ def _modes_arg(text: str | None) -> tuple[str, ...]:
 
 
 def cmd_model(args) -> int:
+    from explorer.core.errors import InputError
     from explorer.core.jobs.events import PathFinished, PointSkipped, PointStarted
     from explorer.core.jobs.options import RunOptions
     from explorer.core.measure.interference import warning_line
@@ -102,12 +114,22 @@ def cmd_model(args) -> int:
     from explorer.core.report.results import check_writable
     from explorer.core.session.state import ModelDone, SessionState
 
+    if args.every_host:
+        raise InputError("model measures each layer once, on whichever worker is free (spread mode), as its plan "
+                         "needs one per-layer table; to compare CPUs layer by layer, use batch or sweep with "
+                         "--every-host.", "cluster")
+    if args.cluster:
+        from explorer.core.fleet.cluster import require_dask
+
+        require_dask()
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
     shape = parse_inputs(args.input)
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
                        trace=not args.no_trace, allocator=args.allocator, isa=args.isa).validate()
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()
-    sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
+    fleet = _ClusterStage(args) if args.cluster else None
+    sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None,
+                        fleet.columns if fleet else ())
     quiet = args.json
     inv = None
     session = SessionState()  # the window's session model: the report is kept there, and printed from it
@@ -118,6 +140,7 @@ def cmd_model(args) -> int:
         if not quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    here = fleet.here if fleet else (lambda row: row)  # a cluster run's CSV says where each row was measured
     try:
         # In the measuring process, as run and sweep: one allocator state for the per-layer loops and the whole
         # forwards. In a plain glibc process a forward's page faults depend on what ran before (MobileNetV2 mb1
@@ -125,8 +148,10 @@ def cmd_model(args) -> int:
         # time or stubbed remainder can predict.
         import os
 
-        for ev in measured_events("model", args.model, shape, args.mb, dtype, args.threads, ropts, mopts,
-                                  allocator=args.allocator, isa=ropts.isa, folder=os.getcwd()):
+        job = ("model", args.model, shape, args.mb, dtype, args.threads, ropts, mopts)
+        kw = {"allocator": args.allocator, "isa": ropts.isa, "folder": os.getcwd()}
+        events = fleet.events(job, kw, ropts) if fleet else measured_events(*job, **kw)
+        for ev in events:
             if isinstance(ev, ModelStarted):
                 inv = ev.inventory
                 layer_of = dict(enumerate(inv.layers))
@@ -140,13 +165,16 @@ def cmd_model(args) -> int:
                 note(f"[{ev.progress.done}/{ev.progress.total}] {layer_of[ev.point.index].name}  skipped: {ev.point.error}")
             elif isinstance(ev, PathFinished):
                 sink.add(layer_path_row(inv, layer_of[current["i"]], ev.result))
+            elif fleet is not None and fleet.takes(ev):
+                for r in fleet.take(ev, note):
+                    sink.add(layer_path_row(inv, layer_of[ev.point.index], r))
             elif isinstance(ev, ModeStarted):
                 note(f"mode {ev.index + 1}/{ev.total}: {ev.mode} ...")
             elif isinstance(ev, ModeFinished):  # on disk now: Ctrl+C or a killed child later keeps it
-                sink.add(mode_row(inv, ev.result, args.threads))
+                sink.add(here(mode_row(inv, ev.result, args.threads)))
             elif isinstance(ev, ModelFinished):
                 session.apply(ModelDone(ev.report))
-                sink.replace(report_rows(ev.report))
+                sink.replace([here(r) for r in report_rows(ev.report)])
     finally:
         report = session.model_report
         if report is not None and not quiet:
@@ -162,6 +190,8 @@ def cmd_model(args) -> int:
 
             for r in report.modes:
                 print(mode_line(r))
+            if fleet is not None:
+                print(fleet.where_line())
             print(f"answer: {report.answer()}")
             print(allocator_note(args.allocator), file=sys.stderr)
             layer_rows = [r for s in report.layers for r in s.results.values()]
@@ -170,8 +200,102 @@ def cmd_model(args) -> int:
         if args.csv and not quiet and not writing_failed():
             print(f"wrote {sink.on_disk} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:
-        print(strict_json({"rows": report_rows(report), "answer": report.answer()}))
+        print(strict_json({"rows": [here(r) for r in report_rows(report)], "answer": report.answer()}))
+    if fleet is not None and fleet.missing:
+        print(f"{plural(len(fleet.missing), 'layer')} went missing on the cluster ({fleet.missing[0]}); the plan "
+              "has no per-layer row for them: run it again.", file=sys.stderr)
+        return EXIT_FAULT
     return 0
+
+
+class _ClusterStage:
+    """model --cluster: the per-layer table as cluster tasks (core.fleet, exactly as batch --cluster measures
+    a problem), streamed back and fed into the plan; the inventory and the modes run here, in the measuring
+    process, as they need the model. Two jobs there: the inventory, then the plan from the table's rows."""
+
+    def __init__(self, args):
+        from explorer.core.fleet.hosts import FLEET_COLUMNS
+
+        self.address = args.cluster
+        self.columns = FLEET_COLUMNS
+        self.missing: list[str] = []
+        self.hosts: dict[str, int] = {}  # host label -> per-layer rows it measured
+        self.per_layer: dict[int, dict] = {}
+        self.inv = None
+        self.skipped: list = []
+        import socket
+
+        self.hostname = socket.gethostname()
+
+    def here(self, row: dict) -> dict:
+        """A row measured by this process (a mode, a mkldnn_chained layer row) names this machine."""
+        if row.get("kind") in ("layer_path", "mode") and not row.get("host"):
+            row = {**row, "host": self.hostname, "worker": ""}
+        return row
+
+    def takes(self, ev) -> bool:
+        from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, ClusterStarted
+
+        return isinstance(ev, (ClusterStarted, ClusterRows, ClusterMissing))
+
+    def events(self, job: tuple, kw: dict, ropts):
+        """The local jobs' events with the cluster's in between: ModelStarted, ClusterStarted, a ClusterRows
+        (or ClusterMissing) per layer, then the modes' events and ModelFinished."""
+        from explorer.core.fleet.cluster import ClusterRows, connect, run_points
+        from explorer.core.model.job import layer_points
+        from explorer.core.model.report import ModelStarted
+
+        client = connect(self.address)  # before the model loads: a wrong address is one sentence at once
+        try:
+            for ev in measured_events(*job, inventory_only=True, **kw):
+                if isinstance(ev, ModelStarted):
+                    self.inv = ev.inventory
+                    yield ev
+            points = layer_points(self.inv)
+            self.skipped = [p for p in points if p.skipped]
+            gen = run_points(client, [p for p in points if not p.skipped], ropts)
+            try:
+                for ev in gen:
+                    if isinstance(ev, ClusterRows):  # a path-less row is a layer the worker skipped
+                        self.per_layer[ev.point.index] = {r.path: r for r in ev.results() if r.path}
+                    yield ev
+            finally:
+                gen.close()  # Ctrl+C: nothing of this plan stays queued on the cluster
+        finally:
+            client.close()
+        for ev in measured_events(*job, layer_results=self.per_layer, **kw):
+            if not isinstance(ev, ModelStarted):  # the same inventory again (checked layer by layer there)
+                yield ev
+
+    def take(self, ev, note) -> list:
+        """Print a cluster event; the Results of a layer's task (its layer_path rows)."""
+        from explorer.core.fleet.cluster import ClusterMissing, ClusterStarted
+
+        if isinstance(ev, ClusterStarted):
+            hosts = sorted(set(ev.hosts.values()))
+            note(f"cluster {self.address}: {plural(len(ev.hosts), 'measuring worker')} ({', '.join(hosts)}); "
+                 f"{plural(ev.tasks, 'layer')} as tasks, the modes here on {self.hostname}")
+            for p in self.skipped:
+                note(f"layer {self._name(p)} skipped: {p.error}")
+            return []
+        if isinstance(ev, ClusterMissing):
+            self.missing.append(f"layer {self._name(ev.point)}: {ev.reason}")
+            note(f"[{ev.done}/{ev.total}] {self._name(ev.point)}: missing ({ev.reason})")
+            return []
+        taken = list(self.per_layer.get(ev.point.index, {}).values())
+        for r in taken:
+            self.hosts[r.host] = self.hosts.get(r.host, 0) + 1
+        note(f"[{ev.done}/{ev.total}] {self._name(ev.point)} on {ev.host}: {plural(len(taken), 'row')}")
+        return taken
+
+    def _name(self, point) -> str:
+        return self.inv.layers[point.index].name
+
+    def where_line(self) -> str:
+        hosts = ", ".join(f"{h} ({n})" for h, n in sorted(self.hosts.items())) or "none"
+        return (f"per-layer rows from the cluster at {self.address}: {hosts}; the modes were measured here on "
+                f"{self.hostname}, so predicted against measured compares machines (the drift check marks a mode "
+                "uncertain where they differ by more than 10%).")
 
 
 def _table(head: tuple, rows: list[tuple]) -> str:

@@ -170,6 +170,46 @@ def test_stopping_the_run_cancels_its_tasks_on_the_cluster(cluster, batch17):
         lambda dask_scheduler: [k for k in map(str, dask_scheduler.tasks) if k.startswith("mkldnn-explorer-")]) == []
 
 
+def test_model_measures_its_layers_on_the_cluster_and_its_modes_here(cluster, tmp_path, capsys):
+    """The per-layer table as cluster tasks (with the run's ISA cap on the workers), the modes here."""
+    import csv
+    import socket
+
+    address, client = cluster
+    workers = _ready(client)
+    out = tmp_path / "model.csv"
+    assert main(["model", "tiny", "--cluster", address, "--paths", "dense,mkldnn", "--budget-ms", "5", "--threads",
+                 "1", "--no-trace", "--isa", "avx2", "--modes", "nchw,to_mkldnn", "--mode-budget-ms", "10",
+                 "--csv", str(out)]) == 0
+    captured = capsys.readouterr()
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    layers = [r for r in rows if r["kind"] == "layer"]
+    assert len(layers) == 3  # tiny: four convs, two of them identical
+    remote = [r for r in rows if r["kind"] == "layer_path" and r["path"] in ("dense", "mkldnn")]
+    # every distinct layer measured once on each path, by a worker of the cluster, capped as asked
+    assert sorted((r["desc"], r["path"]) for r in remote) == sorted((lay["desc"], p) for lay in layers
+                                                                   for p in ("dense", "mkldnn"))
+    assert {r["host"] for r in remote} <= _labels(workers) and all(r["worker"] in workers for r in remote)
+    assert all(r["status"] == "ok" and r["isa"] == "avx2" for r in remote)
+    assert all(lay["best_path"] in ("dense", "mkldnn") for lay in layers)  # fed into the per-layer summaries
+    modes = [r for r in rows if r["kind"] == "mode"]
+    assert [m["mode"] for m in modes] == ["nchw", "to_mkldnn"] and all(m["status"] == "ok" for m in modes)
+    assert {m["host"] for m in modes} == {socket.gethostname()} and all(m["worker"] == "" for m in modes)
+    assert all(m["predicted_ms"] for m in modes)  # predicted from the cluster's table
+    assert "2 measuring workers" in captured.err and "per-layer rows from the cluster at" in captured.out
+
+
+def test_model_on_the_cluster_refuses_every_host_and_says_how_to_install_dask(monkeypatch, capsys):
+    assert main(["model", "tiny", "--cluster", "tcp://127.0.0.1:1", "--every-host"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "spread mode" in err and "batch or sweep with --every-host" in err
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert main(["model", "tiny", "--cluster", "tcp://127.0.0.1:8786"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and 'pip install "dask[distributed]"' in err
+
+
 def test_a_worker_killed_mid_run_loses_nothing(cluster, batch17, tmp_path):
     """Last in the file: the nanny restarts the killed worker, and no later test waits for it."""
     address, client = cluster

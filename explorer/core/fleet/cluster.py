@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 import uuid
-from typing import Iterator
+from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
 from explorer.core.fleet.hosts import host_labels
@@ -39,6 +39,12 @@ class ClusterRows:
     done: int
     total: int
 
+    def results(self) -> list:
+        """The rows as Results again (with host and worker), for the views and the planner's per-layer table."""
+        from explorer.core.report.results import result_from_cells
+
+        return [result_from_cells(r, self.point.spec) for r in self.rows]
+
 
 @dataclasses.dataclass
 class ClusterMissing:
@@ -49,12 +55,25 @@ class ClusterMissing:
     total: int
 
 
+def missing_dask(what: str = "--cluster") -> str:
+    """'' when Dask's distributed scheduler can be imported, else one sentence saying how to install it. Looked
+    up without importing it (the window asks at start, and importing distributed takes a second)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("distributed") is not None
+    except (ImportError, ValueError):
+        found = False
+    return "" if found else f"{what} needs Dask's distributed scheduler: {INSTALL_HINT}."
+
+
 def require_dask() -> None:
     """One sentence saying how to install Dask's distributed scheduler when it is missing."""
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise InputError(f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT}.", "cluster") from None
+        raise InputError(missing_dask() or f"--cluster needs Dask's distributed scheduler: {INSTALL_HINT}.",
+                         "cluster") from None
 
 
 def connect(address: str, timeout_s: float = 10.0):
@@ -81,11 +100,12 @@ def measuring_workers(client) -> dict[str, str]:
 
 
 def run_points(client, points: list, opts, every_host: bool = False, done: set | None = None,
-               poll_s: float = 0.2) -> Iterator:
+               poll_s: float = 0.2, cancel: Callable[[], bool] | None = None) -> Iterator:
     """Yield ClusterStarted, then a ClusterRows or ClusterMissing per task as it ends.
 
     `points` must be runnable (the caller writes skipped ones itself). `done`: row identities of a resumed
-    CSV (with the host in every-host mode); problems fully in it are not submitted.
+    CSV (with the host in every-host mode); problems fully in it are not submitted. `cancel` (the window's
+    Stop) is checked at every poll: when it says so the generator ends and the run's tasks are cancelled.
     """
     import time
 
@@ -113,6 +133,8 @@ def run_points(client, points: list, opts, every_host: bool = False, done: set |
     finished = 0
     try:
         while pending:
+            if cancel is not None and cancel():
+                return  # the finally below cancels what is still queued or running
             ended = [f for f in ready.next_batch(block=False) if f in pending]
             if not ended:
                 time.sleep(poll_s)  # as_completed has no timeout per result: poll, so a departed worker is seen

@@ -49,7 +49,8 @@ def measure_point(point, opts, env: dict) -> list[dict]:
     _use_env(env)
     facts = worker_facts()
     rows: list[dict] = []
-    for ev in measuring.events("points", [point], opts, allocator=opts.allocator):
+    # The run's ISA cap too (it picks the measuring process, as locally): without it a worker ran uncapped.
+    for ev in measuring.events("points", [point], opts, allocator=opts.allocator, isa=opts.isa):
         if isinstance(ev, PathFinished):
             rows.append({**ev.result.row(), **facts})
         elif isinstance(ev, PointSkipped):

@@ -39,10 +39,16 @@ def iter_model(
     cancel: Callable[[], bool] | None = None,
     ctx=None,
     folder: str | None = None,
+    inventory_only: bool = False,
+    layer_results: dict | None = None,
 ) -> Iterator:
     """The whole planner as a generator of events (runs in the GUI's measuring child, see core.child):
     ModelStarted(inventory), the sweep events of the per-layer table (iter_points), then per mode
-    ModeStarted / ModeFinished, and ModelFinished(report). Raises InputError before any measurement."""
+    ModeStarted / ModeFinished, and ModelFinished(report). Raises InputError before any measurement.
+
+    The per-layer table measured elsewhere (model --cluster: its layer_points as cluster tasks): a first job
+    with `inventory_only` yields ModelStarted and ends; a second gets `layer_results` (layer index -> {path:
+    Result}), measures no layer and goes on from them (the mkldnn_chained rows and the modes here)."""
     import torch
 
     from explorer.core.jobs.events import PathFinished, PointSkipped
@@ -82,6 +88,8 @@ def iter_model(
             net = copy_model(net).to(TORCH_DTYPES[dtype])
         inv = take_inventory(net, x, loaded.label, dtype, loaded.kind)
         yield ModelStarted(inv)
+        if inventory_only:
+            return
         ctx = ctx or RunContext.current()
         started = time.strftime("%Y-%m-%dT%H:%M:%S")
         # ---- per layer: the batch machinery ------------------------------------------------------
@@ -90,7 +98,10 @@ def iter_model(
         current = {"i": -1}
         from explorer.core.jobs.events import PointStarted
 
-        for ev in iter_points(points, ropts, cancelled, ctx):
+        if layer_results is not None:
+            for i in range(len(points)):
+                per_layer[i] = _layer_results(inv.layers[i], layer_results.get(i) or {})
+        for ev in (iter_points(points, ropts, cancelled, ctx) if layer_results is None else ()):
             if isinstance(ev, PointStarted):
                 current["i"] = ev.point.index
             elif isinstance(ev, PathFinished):
@@ -167,6 +178,15 @@ def layer_points(inv: Inventory):
         pts.append(SweepPoint(i, {}, lay.spec, None, lay.error, None if not lay.error else "desc", None,
                               lay.desc or lay.name))
     return pts
+
+
+def _layer_results(layer: Layer, results: dict) -> dict:
+    """A layer's rows measured elsewhere, checked against this job's inventory (the model was loaded again)."""
+    for r in results.values():
+        if r.spec != layer.spec:
+            raise InputError(f"layer {layer.name} is {layer.desc} now but was measured as {r.spec.desc}: the "
+                             "model's convolutions changed between its two loads (a random shape?).", "model")
+    return dict(results)
 
 
 def _reference(summaries):

@@ -44,6 +44,8 @@ def layer_path_row(inv: Inventory, lay: Layer, result, in_sequence: float | None
     row = dict(result.row())
     row.update(kind="layer_path", model=inv.model, input_shape="x".join(map(str, lay.input_shape)),
                count=str(lay.count), modules=";".join(lay.modules), in_sequence_ms=_cell(in_sequence))
+    if getattr(result, "host", ""):  # measured on a cluster's worker: the CSV's host columns (model --cluster)
+        row.update(host=result.host, worker=result.worker)
     return row
 
 
@@ -76,12 +78,14 @@ def report_rows(report: ModelReport) -> list[dict]:
     return rows
 
 
-def rows_to_text(rows: list[dict]) -> str:
+def rows_to_text(rows: list[dict], extra: tuple[str, ...] = ()) -> str:
+    """The model CSV's text; `extra` columns after the schema's (a cluster run's host columns)."""
     import csv
     import io
 
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=model_columns(), extrasaction="ignore", lineterminator="\n", restval="")
+    w = csv.DictWriter(buf, fieldnames=model_columns() + tuple(extra), extrasaction="ignore", lineterminator="\n",
+                       restval="")
     w.writeheader()
     w.writerows(rows)
     return buf.getvalue()
@@ -97,12 +101,13 @@ class ModelCsvSink:
     """The model CSV rewritten atomically as rows arrive (layer_path and mode rows while measuring, the whole
     report at the end); `on_disk` counts the rows really in the file. A failed write raises WriteFault."""
 
-    def __init__(self, path):
+    def __init__(self, path, extra: tuple[str, ...] = ()):
         from explorer.core.files import RowsFile
 
         self.path = path
+        self.extra = tuple(extra)  # columns after the schema's (model --cluster: host, worker)
         self.rows: list[dict] = []
-        self.file = RowsFile(path, rows_to_text([]))
+        self.file = RowsFile(path, rows_to_text([], self.extra))
 
     @property
     def on_disk(self) -> int:
@@ -110,11 +115,11 @@ class ModelCsvSink:
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
-        self.file.add(rows_to_text([row])[len(self.file.header):])
+        self.file.add(rows_to_text([row], self.extra)[len(self.file.header):])
 
     def flush(self) -> None:
         self.file.flush()
 
     def replace(self, rows: list[dict]) -> None:
         self.rows = list(rows)
-        self.file.replace([rows_to_text([r])[len(self.file.header):] for r in self.rows])
+        self.file.replace([rows_to_text([r], self.extra)[len(self.file.header):] for r in self.rows])

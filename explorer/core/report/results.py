@@ -126,6 +126,10 @@ class Result:
     verify_ratio: float | None = None  # median_ms / verify_median_ms
     verify_script: str = ""  # where that script was written
     verify_note: str = ""  # "not reproduced in a fresh script: ..." beyond +-10%, or why there is no figure
+    # Which machine measured it, set in a cluster run (explorer.core.fleet.hosts); empty for this machine's
+    # rows. Not local CSV columns: a cluster run's CSV adds them.
+    host: str = ""
+    worker: str = ""
     # Kept for charts and views, not written to the CSV:
     samples_ms: object = field(default=None, repr=False)  # numpy array of per-call times
     trace: list = field(default_factory=list, repr=False)  # trace.Primitive records of one traced call
@@ -157,6 +161,27 @@ class Result:
 
 VIEW_ONLY_FIELDS = ("spec", "samples_ms", "trace", "layouts", "aten", "sample_starts_ns", "sample_waits_ns", "trace_window_ns",
               "aten_window_ns")
+
+
+def result_from_cells(row: dict, spec: ConvSpec) -> Result:
+    """A Result again from its CSV row as text cells (what a cluster worker sends back), for the views and the
+    planner: every field the row has, typed as the dataclass types it; the spec is the caller's own."""
+    r = Result(spec=spec, path=str(row.get("path") or ""), threads=0)
+    for f in dataclasses.fields(Result):
+        if f.name in VIEW_ONLY_FIELDS or f.name not in row:
+            continue
+        v = row[f.name]
+        numeric = f.name in INT_COLUMNS or f.name in FLOAT_COLUMNS
+        if v is None or v == "":
+            v = (0 if f.default is dataclasses.MISSING else f.default) if numeric else ""
+        elif f.name in INT_COLUMNS:
+            v = int(float(v))
+        elif f.name in FLOAT_COLUMNS:
+            v = float(v)
+        else:
+            v = str(v)
+        setattr(r, f.name, v)
+    return r
 
 
 def row_is_noisy(row: dict) -> bool:
@@ -224,10 +249,11 @@ def write_csv(path: str | os.PathLike, results: list[Result]) -> None:
     atomic_write_text(path, rows_to_csv_text([r.row() for r in results]))
 
 
-def write_rows(path: str | os.PathLike, items) -> int:
-    """Results and CSV row dicts (a sweep's skipped batch lines) as one CSV, the CLI's schema. Returns the count."""
-    rows = [r.row() if isinstance(r, Result) else r for r in items]
-    atomic_write_text(path, rows_to_csv_text(rows))
+def write_rows(path: str | os.PathLike, items, columns: tuple[str, ...] = CSV_COLUMNS) -> int:
+    """Results and CSV row dicts (a sweep's skipped batch lines) as one CSV, the CLI's schema (or a cluster
+    run's, `columns` with the host columns). Returns the count."""
+    rows = [{**r.row(), "host": r.host, "worker": r.worker} if isinstance(r, Result) else r for r in items]
+    atomic_write_text(path, rows_to_csv_text(rows, columns))
     return len(rows)
 
 

@@ -9,7 +9,8 @@ Aspects (ASPECTS) and the change each passes: spec, options, results (the Run ro
 ("added", Result)), sweep (the last sweep's setup, points and rows, in one
 SweepData), model (the whole-model plan, live and final, in one ModelState), peaks (ONE Peaks object: machine.Peak by threads), baseline (the
 summary's baseline path), job (the running job and its progress). The sweep passes ("begun" | "restored",
-SweepState) or ("added", [(point index, row)]); the model ("inventory", Inventory) when a plan
+SweepState), ("added", [(point index, row)]), ("missing", (point index, reason)) for a cluster sweep's
+point that came back without rows, or ("cluster", address) when where it runs (or its refusal) changes; the model ("inventory", Inventory) when a plan
 starts, ("layer", (layer index, Result)) per finished path of a layer, ("mode", ModeResult) per finished mode,
 ("report", ModelReport | None) for the final report (a run's or a restored session's; None clears); the job ("started" | "path_started" | "samples" | "retry" |
 "progress" | "finished", ...). `results` is one list object for the whole session (changed in place). Callbacks run synchronously in the thread
@@ -70,6 +71,14 @@ class SweepRows:
     """Finished sweep rows, coalesced: (point index, Result or CSV row dict of a point without a spec)."""
 
     items: list
+
+
+@dataclass
+class SweepMissing:
+    """A point of a cluster sweep whose task failed for good (core.fleet.cluster.ClusterMissing): no rows."""
+
+    index: int
+    reason: str
 
 
 @dataclass
@@ -193,6 +202,11 @@ class SweepState:
         self.points: list = []
         self.items: list = []  # (point index, Result | CSV row dict), in arrival order
         self.data = SweepData()
+        # Where the next sweep is measured: a Dask scheduler's address ("": this machine), and why the last try
+        # to reach it was refused ("" when it was not); the setup of a sweep run there keeps its address.
+        self.cluster = ""
+        self.cluster_error = ""
+        self.missing: list = []  # (point index, reason) of a cluster sweep's points that came back without rows
 
     def rows(self) -> list:
         return [item for _, item in self.items]
@@ -219,7 +233,7 @@ class SweepState:
         return out
 
     def begin(self, points, setup: dict, mode: str | None = None, paths=(), geometric: bool = False) -> None:
-        self.setup, self.points, self.items = dict(setup), list(points), []
+        self.setup, self.points, self.items, self.missing = dict(setup), list(points), [], []
         self.data.configure(self.points, mode, paths=paths, geometric=geometric)
 
     def replace(self, state: dict | None) -> None:
@@ -373,6 +387,20 @@ class SessionState:
         self.sweep.replace(state)
         self.notify("sweep", ("restored", self.sweep))
 
+    def set_cluster(self, address: str) -> None:
+        """Where the next sweep runs ("" or blanks: this machine); a new address forgets the last refusal."""
+        address = (address or "").strip()
+        if address != self.sweep.cluster:
+            self.sweep.cluster, self.sweep.cluster_error = address, ""
+            self.notify("sweep", ("cluster", address))
+
+    def refuse_cluster(self, message: str) -> None:
+        """The sweep's cluster could not be used (nobody answered, no measuring worker): one sentence, kept
+        until the address changes or a sweep reaches it ("" clears it)."""
+        if message != self.sweep.cluster_error:
+            self.sweep.cluster_error = message
+            self.notify("sweep", ("cluster", self.sweep.cluster))
+
     def all_results(self) -> list:
         """Every row measured in this session: the Run rows, then the sweep's."""
         return list(self.results) + self.sweep.rows()
@@ -457,6 +485,9 @@ class SessionState:
                 items = [(ev.point.index, r) for r in ev.results]
             self.sweep.add(items)
             self.notify("sweep", ("added", items))
+        elif isinstance(ev, SweepMissing):
+            self.sweep.missing.append((ev.index, ev.reason))
+            self.notify("sweep", ("missing", (ev.index, ev.reason)))
         elif isinstance(ev, SweepFinished):
             if job is not None and job.kind == "sweep":
                 took = time.monotonic() - job.started_at

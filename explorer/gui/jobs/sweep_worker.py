@@ -1,4 +1,5 @@
-"""Sweeps and batches off the GUI thread: points_job maps core.sweep's events to the SweepController's signals.
+"""Sweeps and batches off the GUI thread: points_job maps core.sweep's events to the SweepController's signals
+(cluster_points_job: the same sweep on a Dask cluster, core.fleet's events).
 
 It runs in worker.JobWorker like every job (see explorer.gui.jobs.worker): the core checks the cancel flag after
 every timed call, so Stop takes effect within one call. Nothing is signalled per sample: progress, live-path
@@ -123,6 +124,71 @@ def points_job(points, opts, csv_path=None, emit_interval_s: float = 0.05, ctx=N
     return job
 
 
+CONNECT_TIMEOUT_S = 5.0  # how long a sweep waits for a cluster's scheduler to answer before it refuses
+
+
+def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
+    """The same sweep on a Dask cluster (explorer.core.fleet, as `sweep --cluster`): each runnable point is a
+    task, its rows come back as it finishes. cluster_ready(hosts) once the scheduler answered and has measuring
+    workers (an InputError before it, field "cluster": nothing ran), then rows_ready, progress and cluster_note
+    per finished point; a point whose task failed for good has no rows: point_missing(index, reason)."""
+
+    def job(w: JobWorker):
+        from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, connect, run_points
+        from explorer.core.fleet.hosts import CLUSTER_COLUMNS
+        from explorer.core.jobs.events import SweepProgress
+        from explorer.core.jobs.sweep import skipped_row
+        from explorer.core.report.results import CsvSink
+
+        client = connect(address, CONNECT_TIMEOUT_S)
+        gen = None
+        try:
+            if w.cancelled:  # Stop while the scheduler was being reached: nothing is submitted
+                return
+            gen = run_points(client, [p for p in points if not p.skipped], opts, cancel=lambda: w.cancelled)
+            started = next(gen)  # no worker offers the `measure` resource: InputError, before anything runs
+            yield "cluster_ready", (dict(started.hosts),)
+            sink = CsvSink(csv_path, CLUSTER_COLUMNS)
+            sink.flush()
+            t0, total, n_rows, missing = time.monotonic(), len(points), 0, 0
+            skipped = [p for p in points if p.skipped]
+            first: list[SweepRow] = []
+            for p in skipped:  # nothing to measure: written here, once
+                row, res = skipped_row(p, opts.threads or 0)
+                row = {**row, "host": "", "worker": ""}
+                sink.add(row)
+                first.append(SweepRow(p.index, res, row))
+            if first:
+                yield "rows_ready", (first,)
+            for ev in gen:
+                if isinstance(ev, ClusterRows):
+                    got = []
+                    for cells, r in zip(ev.rows, ev.results()):
+                        sink.add(cells)  # on disk before the GUI hears of it
+                        got.append(SweepRow(ev.point.index, r if r.path else None, None if r.path else cells))
+                    n_rows += len(got)
+                    yield "rows_ready", (got,)
+                    note = f"{_point_label(ev.point)} on {ev.host}"
+                elif isinstance(ev, ClusterMissing):
+                    missing += 1
+                    yield "point_missing", (ev.point.index, ev.reason)
+                    note = f"{_point_label(ev.point)}: missing ({ev.reason})"
+                else:
+                    continue
+                took = time.monotonic() - t0
+                eta = took / ev.done * (ev.total - ev.done) if ev.done else None
+                yield "progress", (SweepProgress(ev.done + len(skipped), total, len(skipped), n_rows + len(first),
+                                                 took, eta),)
+                yield "cluster_note", (f"[{ev.done}/{ev.total}] {note}"
+                                       + (f" · {missing} missing" if missing and isinstance(ev, ClusterRows) else ""),)
+        finally:
+            if gen is not None:
+                gen.close()  # Stop or an error: nothing of this sweep stays queued on the cluster
+            client.close()
+
+    return job
+
+
 def _point_label(point) -> str:
     if point.label:
         return point.label
@@ -139,8 +205,15 @@ class SweepController(JobController):
     rows_ready = Signal(list)  # [SweepRow], already on disk
     progress = Signal(object)  # SweepProgress (done/total, eta_s)
     live = Signal(object)  # LiveState
-    signals = ("sweep_started", "point_started", "rows_ready", "progress", "live")
+    cluster_ready = Signal(object)  # {worker address: host label}: the cluster answered, the sweep begins
+    cluster_note = Signal(str)  # a point finished (or went missing) on the cluster, one line
+    point_missing = Signal(int, str)  # a cluster sweep's point whose task failed for good: index, reason
+    signals = ("sweep_started", "point_started", "rows_ready", "progress", "live", "cluster_ready", "cluster_note",
+               "point_missing")
     SHUTDOWN_MS = 10_000
 
-    def start(self, points, opts, csv_path=None, ctx=None) -> bool:
+    def start(self, points, opts, csv_path=None, ctx=None, cluster: str = "") -> bool:
+        """A local sweep, or with `cluster` (a Dask scheduler's address) the same sweep on its workers."""
+        if cluster:
+            return self.start_job(cluster_points_job(points, opts, cluster, csv_path), "sweep")
         return self.start_job(points_job(points, opts, csv_path, ctx=ctx), "sweep")

@@ -18,6 +18,7 @@ API (for the main window):
     export_chart(path, which="main"|"speedup") -> bool   PNG or SVG by suffix
     export_csv(path) -> bool               every row of the last sweep or batch, the CLI's CSV schema
     session_state() -> dict | None, restore_state(d)   the last sweep (setup, points, rows) for a session file
+    cluster_edit                           the Cluster field: the session's sweep.cluster ("" = this machine)
     session, data                          the SessionState the rows live in (SweepView(bridge=...) shares the
                                            window's; alone it makes its own), and its sweep's SweepData
     signals: started(), finished(bool cancelled), result_ready(Result), status(str),
@@ -47,9 +48,11 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.core.errors import ExplorerError, InputError
+from explorer.core.fleet.cluster import WORKER_HINT, missing_dask
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
 from explorer.core.report.sweep_data import SweepData, count_text
+from explorer.core.session.state import SweepMissing
 from explorer.gui.charts.bar_chart import BarChart
 from explorer.gui.charts.chart_axes import LOG_FIELDS
 from explorer.gui.charts.heatmap_chart import HeatmapChart
@@ -68,6 +71,9 @@ FIELDS = tuple(f for f in FIELDS if f in VARY_FIELDS)
 NO_FIELD = "—"
 NO_BATCH = "(vary the fields)"
 REDRAW_MS = 50
+CLUSTER_TIP = ("Measure the sweep on the workers of the Dask scheduler at this address (e.g. tcp://10.0.0.5:8786): "
+               f"each point a task, one at a time per worker (a worker per machine: {WORKER_HINT}); rows get the "
+               "host that measured them. Empty: this machine.")
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
 def _bad_style(name: str) -> str:
     t = theme(name)
@@ -162,6 +168,12 @@ class SweepView(QWidget):
         self.baseline_button = QPushButton("Use as baseline")
         self.baseline_button.setToolTip("Keep these rows as a Compare baseline (and dashed overlay on the next sweep).")
         self.baseline_button.setEnabled(False)
+        # Where the sweep runs (the session holds the address): empty for this machine, else a Dask scheduler.
+        self.cluster_edit = QLineEdit(self.session.sweep.cluster)
+        self.cluster_edit.setPlaceholderText("this machine")
+        self._no_dask = missing_dask("The Cluster field")
+        self.cluster_edit.setToolTip(self._no_dask or CLUSTER_TIP)
+        self._waiting = None  # a cluster sweep's setup until the cluster answers (a refusal leaves the last sweep)
 
         # The controls wrap onto a second line in a narrow window (never a horizontal scroll bar); each
         # group (a label with its inputs) stays on one line.
@@ -174,11 +186,12 @@ class SweepView(QWidget):
                 row1.addWidget(w)
             widgets[-1].setProperty("flowBreak", True)
 
-        for w in (self.values1, self.values2):
+        for w in (self.values1, self.values2, self.cluster_edit):
             w.setFixedWidth(170)
         group(QLabel("Vary"), self.field1, self.values1)
         group(QLabel("and"), self.field2, self.values2)
         group(QLabel("or batch"), self.batch_combo, self.batch_button)
+        group(QLabel("Cluster"), self.cluster_edit)
         group(self.run_button, self.stop_button)
         group(self.export_button, self.baseline_button)
 
@@ -279,6 +292,10 @@ class SweepView(QWidget):
         self.batch_combo.currentIndexChanged.connect(self._on_batch_combo)
         self.batch_button.clicked.connect(self._browse_batch)
         self.run_button.clicked.connect(self.run)
+        self.cluster_edit.textChanged.connect(self.session.set_cluster)
+        self.controller.cluster_ready.connect(self._on_cluster_ready)
+        self.controller.cluster_note.connect(self.live_label.setText)
+        self.controller.point_missing.connect(lambda i, why: self.session.apply(SweepMissing(i, why)))
         self.stop_button.clicked.connect(self.stop)
         self.export_button.clicked.connect(self._export_dialog)
         self.baseline_button.clicked.connect(self.request_baseline)
@@ -304,6 +321,10 @@ class SweepView(QWidget):
     def _on_session_sweep(self, change) -> None:
         if change and change[0] == "restored":
             self._show_restored()
+        elif change and change[0] == "cluster":
+            if self.cluster_edit.text().strip() != change[1]:
+                self.cluster_edit.setText(change[1])
+            self.validate()  # the field marked (or not) and the refusal said
 
     # ---- inputs from the main window -----------------------------------------------------------------
     def set_base(self, spec) -> None:
@@ -434,6 +455,7 @@ class SweepView(QWidget):
             self.points = []
         self.values1.setStyleSheet(_bad_style(self._theme) if bad1 else "")
         self.values2.setStyleSheet(_bad_style(self._theme) if bad2 else "")
+        self.cluster_edit.setStyleSheet(_bad_style(self._theme) if self.session.sweep.cluster_error else "")
         self.mode = mode
         self._update_message()
         self._update_buttons()
@@ -444,6 +466,11 @@ class SweepView(QWidget):
         if self.error:
             msg = self.error[0].upper() + self.error[1:]
             self.message.setText(msg)
+            self.message.setStyleSheet(f"color: {t['error']};")
+            return
+        refused = self.session.sweep.cluster_error  # the last try to reach the cluster field's address
+        if refused:
+            self.message.setText(refused[0].upper() + refused[1:])
             self.message.setStyleSheet(f"color: {t['error']};")
             return
         paths = list(getattr(self.opts, "paths", ()) or ())
@@ -493,6 +520,7 @@ class SweepView(QWidget):
             w.setEnabled(not running and (w in (self.batch_combo, self.batch_button) or self.batch_combo.currentIndex() == 0))
         self.values2.setEnabled(not running and self.batch_combo.currentIndex() == 0
                                 and self.field2.currentText() != NO_FIELD)
+        self.cluster_edit.setEnabled(not running and not self._no_dask)
 
     @property
     def point_count(self) -> int:
@@ -522,15 +550,20 @@ class SweepView(QWidget):
             "base": self.base.descriptor() if self.base is not None else "",
             "paths": ",".join(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms, "trace": opts.trace,
         }
-        self._configure(self.points, self.mode, opts.paths, self.varies() if not batch_mode else [], setup)
+        cluster = self.session.sweep.cluster if not self._no_dask else ""
+        sweep = (self.points, self.mode, opts.paths, self.varies() if not batch_mode else [], setup)
+        if cluster:  # configured once the cluster answered: a refused address leaves the last sweep as it was
+            setup["cluster"], self._waiting = cluster, sweep
+        else:
+            self._configure(*sweep)
         self.export_button.setEnabled(False)
         self.baseline_button.setEnabled(False)
         self.progress.setRange(0, max(1, len(self.points)))
         self.progress.setValue(0)
         self.progress.setFormat("%v/%m points")
         self.eta_label.setText("")
-        self.live_label.setText("Starting…")
-        self.controller.start(self.points, opts, self.csv_path)
+        self.live_label.setText(f"Connecting to the cluster at {cluster}…" if cluster else "Starting…")
+        self.controller.start(self.points, opts, self.csv_path, cluster=cluster)
         self._update_buttons()
         what = f"batch {self.batch.source}" if self.mode == "batch" else " × ".join(self.varies())
         self._say(f"Sweep started: {what}, {len(self.points)} points on {len(opts.paths)} paths.")
@@ -578,6 +611,17 @@ class SweepView(QWidget):
     def _on_sweep_started(self, ev) -> None:
         pass
 
+    def _on_cluster_ready(self, hosts: dict) -> None:
+        """The cluster answered and has measuring workers: the sweep begins in the session, as a local one."""
+        self.session.refuse_cluster("")
+        if self._waiting is not None:
+            self._configure(*self._waiting)
+            self._waiting = None
+        names = ", ".join(sorted(set(hosts.values())))
+        self.live_label.setText(f"On the cluster at {self.session.sweep.cluster}: {len(hosts)} measuring "
+                                f"worker{'s' if len(hosts) != 1 else ''} ({names}).")
+        self._redraw(force=True)
+
     def _on_rows(self, rows) -> None:
         from explorer.core.session.state import SweepRows
 
@@ -598,6 +642,10 @@ class SweepView(QWidget):
                                 f"({s.path_index + 1}/{s.path_total}){pct}")
 
     def _on_failed(self, message, field) -> None:
+        if field == "cluster":  # nobody answered, or no worker measures: the field is marked, nothing ran
+            self.session.refuse_cluster(message)
+            self._say(message)
+            return
         self.error = message
         self.message.setText(f"Sweep failed: {message}")
         self.message.setStyleSheet(f"color: {theme(self._theme)['error']};")
@@ -606,6 +654,13 @@ class SweepView(QWidget):
     def _on_finished(self, cancelled: bool) -> None:
         from explorer.core.jobs.events import SweepFinished, SweepProgress
 
+        if self._waiting is not None:  # refused (or stopped) before the cluster answered: nothing ran
+            self._waiting = None
+            self.live_label.setText(self.session.sweep.cluster_error or self.controller.last_error
+                                    or "Stopped before the cluster answered; nothing ran.")
+            self.validate()
+            self.finished.emit(cancelled)
+            return
         job = self.session.job
         took = time.monotonic() - job.started_at if job is not None else 0.0
         last = job.sweep if (job is not None and job.sweep is not None) else SweepProgress(0, 0, 0, 0, took, None)
@@ -619,6 +674,10 @@ class SweepView(QWidget):
             msg = f"Sweep done: {count_text(rows)} in {took:.1f} s."
             self.progress.setValue(self.progress.maximum())
             self.progress.setFormat("done: %m points")
+        lost = self.session.sweep.missing
+        if lost:  # their tasks failed for good on the cluster: said, never drawn as measured
+            msg += (f" {len(lost)} point{'s' if len(lost) != 1 else ''} went missing on the cluster ({lost[0][1]}); "
+                    "run the sweep again for them.")
         if self.csv_path:
             msg += f" Rows are in {self.csv_path}."
         self.live_label.setText(msg)
@@ -634,10 +693,13 @@ class SweepView(QWidget):
     # ---- saving: CSV, session, baseline -----------------------------------------------------------------
     def export_csv(self, path) -> bool:
         """Every row of the last sweep or batch (skipped points included) as CSV, the CLI's schema."""
-        from explorer.core.report.results import write_rows
+        from explorer.core.fleet.hosts import CLUSTER_COLUMNS
+        from explorer.core.report.results import CSV_COLUMNS, write_rows
 
+        rows = self.results()  # a cluster sweep's rows keep their host columns
+        remote = any(getattr(r, "host", "") or (isinstance(r, dict) and r.get("host")) for r in rows)
         try:
-            n = write_rows(path, self.results())
+            n = write_rows(path, rows, CLUSTER_COLUMNS if remote else CSV_COLUMNS)
         except (OSError, ValueError) as e:  # ValueError: InputError, a path the output layer refuses
             self._say(f"Cannot write {path}: {getattr(e, 'strerror', None) or e}")
             return False

@@ -105,6 +105,42 @@ def test_sweep_rows_live_once_and_the_session_saves_and_loads_whole(tmp_path):
     assert rep.answer() == _report().answer()
 
 
+def test_the_sweeps_cluster_lives_in_the_session_and_its_rows_keep_their_host(tmp_path):
+    s = SessionState(SPEC)
+    seen = []
+    s.subscribe("sweep", lambda _a, change: seen.append(change))
+    s.set_cluster("  tcp://10.0.0.5:8786 ")
+    s.set_cluster("tcp://10.0.0.5:8786")  # the same address: nothing to tell
+    assert s.sweep.cluster == "tcp://10.0.0.5:8786" and seen == [("cluster", "tcp://10.0.0.5:8786")]
+    s.refuse_cluster("no Dask scheduler answered at 'tcp://10.0.0.5:8786'.")
+    assert s.sweep.cluster_error and len(seen) == 2
+    s.set_cluster("tcp://10.0.0.6:8786")  # another address: the refusal was not about it
+    assert s.sweep.cluster_error == ""
+    # a cluster sweep's rows: Results with their host, kept by a session file
+    pts = [SweepPoint(0, {"g": 1}, SPEC)]
+    s.apply(SweepBegun(pts, {"mode": "line", "varies": "g=1", "paths": "dense", "cluster": s.sweep.cluster}))
+    r = _row("dense", 1.0, vary="g=1")
+    r.host, r.worker = "hostB", "tcp://10.0.0.7:40001"
+    s.apply(SweepRows([(0, r)]))
+    s.save(tmp_path / "c.json")
+    t = SessionState.load(tmp_path / "c.json")
+    (back,) = t.sweep.rows()
+    assert (back.host, back.worker) == ("hostB", "tcp://10.0.0.7:40001")
+    assert t.sweep.setup["cluster"] == "tcp://10.0.0.6:8786"
+
+
+def test_a_row_comes_back_from_its_cells_as_the_result_it_was():
+    from explorer.core.report.results import result_from_cells
+
+    r = _row("mkldnn", 0.5, vary="g=1")
+    r.quality, r.attempts, r.host = "noisy", 2, "hostB"
+    back = result_from_cells({**r.row(), "host": "hostB", "worker": "w"}, SPEC)
+    assert back.row() == r.row() and (back.host, back.worker) == ("hostB", "w")
+    assert back.median_ms == 0.5 and back.samples == 5 and back.threads == 2 and back.noisy
+    empty = result_from_cells({"path": "dense", "threads": "", "samples": "", "median_ms": ""}, SPEC)
+    assert (empty.threads, empty.samples, empty.median_ms) == (0, 0, None)
+
+
 def test_an_old_session_file_without_a_model_still_loads(tmp_path):
     from explorer.core.session.store import load_session, session_to_dict
 
