@@ -69,8 +69,9 @@ def add_allocator_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allocator", type=str, default="tuned",
                    help="the measuring process's allocator: tuned (default: glibc that never maps a buffer per call nor "
                         "returns memory, so a warm loop takes no page faults), "
-                        "default (glibc as a fresh process has it: in run, a new process per path, timed before its "
-                        "check and trace), jemalloc, tcmalloc (when installed)")
+                        "default (glibc's own settings, no variables: in run, a new process per path, timed before its "
+                        "check and trace; its faults per call move with the heap's history, so even two runs of a "
+                        "plain script differ), jemalloc, tcmalloc (when installed)")
 
 
 def add_isa_option(p: argparse.ArgumentParser) -> None:

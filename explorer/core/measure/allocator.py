@@ -11,12 +11,14 @@ The settings (read by glibc or the dynamic loader at process start, so they need
   MALLOC_TRIM_THRESHOLD_=1000000000: no buffer of any size is mapped per call or returned to the OS, so
   once warm a loop takes no page faults, independent of what ran before. (The threshold alone stops at
   32 MiB, glibc's cap; a larger buffer then faults on every call or not, by the heap's history.)
-- `default`: glibc exactly as a fresh process has it (dynamic thresholds), as in a user's own script: in a
-  run every path gets a new measuring process and is timed right after its warm-up call, before the
-  accuracy check, the trace and the profile (the f32 reference's im2col buffer raised the thresholds:
-  0 faults a call against a plain script's 556). A sweep, batch or model job gets one new process, whose
-  earlier points and paths move the thresholds: only `run` rows stand for a fresh script there, and
-  not for every shape yet (mb4ic64ih28oc64oh28kh3ph1 took fewer faults than a plain script: BENCHMARKS.md §9).
+- `default`: glibc's own settings, no variables (dynamic thresholds). In a run every path gets a new
+  measuring process and is timed right after its warm-up call, before the accuracy check, the trace and
+  the profile (the f32 reference's im2col buffer raised the thresholds: 0 faults a call against a plain
+  script's 556). It is *not* "a fresh script": a fresh script has no one state to reproduce. The same plain
+  torch.utils.benchmark script, run 16 times on a quiet machine, took 0 page faults a call in some runs and
+  556 in others (mb4ic64ih28oc64oh28kh3ph1: 1.1 against 2.3 ms), by what its heap held when the loop began
+  (BENCHMARKS.md §13). A sweep, batch or model job gets one new process, whose earlier points move the
+  thresholds further. For a figure a user's own script would give, `run --verify` runs that script.
 - `jemalloc`, `tcmalloc`: preloaded with LD_PRELOAD when the library is installed (Debian: libjemalloc2,
   libtcmalloc-minimal4), as Intel's launcher (torch.backends.xeon.run_cpu) offers.
 """
@@ -118,6 +120,6 @@ def reproduce_hint(name: str) -> str:
 
 
 def fresh_per_run(name: str) -> bool:
-    """`default` means a fresh process's glibc state: its measuring process is new for every job (a run's
-    path), and it times before it checks, traces or profiles."""
+    """`default` (glibc's own settings) gets a new measuring process for every job (a run's path), which
+    times before it checks, traces or profiles: nothing of the tool's own moves glibc's thresholds first."""
     return name == "default"

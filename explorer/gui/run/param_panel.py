@@ -240,7 +240,8 @@ class ParamPanel(QWidget):
         self.allocator_combo.setCurrentIndex(ALLOCATORS.index(DEFAULT_ALLOCATOR))
         self.allocator_combo.setToolTip(
             "The measuring process's memory allocator. tuned: glibc that never maps a buffer per call nor hands "
-            "memory back (no page faults once warm, whatever ran before: reproducible); default: glibc as a fresh script has it (a new process per run); "
+            "memory back (no page faults once warm, whatever ran before: reproducible); default: glibc's own settings, no variables (a new process per path, timed first); its page faults per "
+            "call move with the heap's history, so two runs of one plain script can differ 2x: not reproducible; "
             "jemalloc / tcmalloc: preloaded when installed.")
         self.allocator_combo.currentIndexChanged.connect(self._on_field_edited)
         f2.addRow("allocator", self.allocator_combo)
