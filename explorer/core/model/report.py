@@ -200,6 +200,11 @@ def summarize_layer(layer: Layer, results: dict) -> LayerSummary:
     return s
 
 
+def speed_words(speedup: float) -> str:
+    """A speedup (baseline time / this time) in words: 1.25 -> '1.25x faster', 0.8 -> '1.25x slower'."""
+    return f"{speedup:.2f}x faster" if speedup >= 1 else f"{1 / speedup:.2f}x slower"
+
+
 def mode_line(r: ModeResult) -> str:
     """One mode in one line: '~' and 'uncertain' when a figure behind it is noisy."""
     label = MODE_LABEL[r.mode]
@@ -215,8 +220,9 @@ def mode_line(r: ModeResult) -> str:
         return line + (f"; {r.mode_note}" if r.mode_note else "")
     t = "~" if r.uncertain else ""
     s = r.speedup
-    how = f"{s:.2f}x faster" if s >= 1 else f"{1 / s:.2f}x slower"
-    pred = f" (predicted {r.predicted_speedup:.2f}x)" if r.predicted_speedup else " (no prediction)"
+    how = speed_words(s)
+    # in the same words as the measured figure: "1.23x slower (predicted 0.79x)" read as two verdicts
+    pred = f" (predicted {speed_words(r.predicted_speedup)})" if r.predicted_speedup else " (no prediction)"
     line = f"{label}: {t}{how} end to end{pred}"
     if r.convs_total:
         line += f"; {r.convs_faster} of {r.convs_total} convs faster"
