@@ -295,6 +295,33 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
 MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
 
 
+def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
+    """to_mkldnn(model) raised while converting: the first module whose own conversion fails, and why it could."""
+    import copy
+
+    import torch
+    import torch.utils.mkldnn
+
+    from explorer.core.model.modern.bf16 import onednn_isa
+    from explorer.core.paths.base import TORCH_DTYPES
+
+    where = ""
+    for name, m in net.named_modules():
+        if name and not list(m.children()):
+            try:
+                torch.utils.mkldnn.to_mkldnn(copy.deepcopy(m), TORCH_DTYPES[dtype])
+            except Exception:  # noqa: BLE001 - this one is it
+                where = f" (converting {name}, {type(m).__name__})"
+                break
+    if dtype == "bf16" and "bf16" in msg:
+        # torch's bf16 weight reorder refuses CPUs without AVX-512 BW/VL/DQ or AVX-NE-CONVERT (an AVX2-only CPU)
+        hint = (f"; this CPU cannot hold MKLDNN bf16 weights (oneDNN runs {onednn_isa() or 'an unknown ISA'}): run "
+                "the bf16 plan on a CPU with AVX-512 or AVX-NE-CONVERT, or this mode with --dtype f32")
+    else:
+        hint = "; torch.utils.mkldnn.to_mkldnn could not convert that module: leave it out of the conversion"
+    return f"{type(exc).__name__}{where}: {msg}{hint}"
+
+
 def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException) -> str:
     """A mode that cannot run, in one line: the error, the op and the module (path and class) it happened
     in, and the one thing a user could change."""
@@ -316,7 +343,10 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
         if mode == "to_mkldnn":
             import torch.utils.mkldnn
 
-            mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
+            try:
+                mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
+            except Exception:  # noqa: BLE001 - the conversion itself failed, before any forward
+                return _conversion_failure(net, dtype, exc, msg)
             where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
             if where and " in " not in where:  # outside every submodule: in the model's own forward
                 where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"

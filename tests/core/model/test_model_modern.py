@@ -154,3 +154,25 @@ def test_the_model_csv_has_the_compile_time_and_the_f32_error():
     assert float(by["compiled"]["compile_ms"]) == 1234.5 and by["compiled"]["path"] == "compiled"
     assert float(by["autocast_bf16"]["f32_rel_err"]) == 0.002 and by["autocast_bf16"]["note"].startswith("err note")
     assert by["nchw"]["compile_ms"] == "" and by["nchw"]["f32_rel_err"] == ""
+
+
+def test_a_bf16_to_mkldnn_a_cpu_cannot_convert_names_the_module_and_what_to_change(monkeypatch):
+    """main printed torch's bare "bf16 path needs the cpu support ..." with no module and no way out. On an
+    AVX2-only CPU this is the real failure; elsewhere torch's refusal is played by its weight reorder."""
+    import torch.utils.mkldnn
+
+    try:
+        torch.utils.mkldnn.to_mkldnn(nn.Conv2d(3, 4, 3), torch.bfloat16)
+    except RuntimeError:
+        pass  # this CPU refuses bf16 MKLDNN weights itself
+    else:
+        def refuse(*args, **kwargs):
+            raise RuntimeError("mkldnn_reorder_conv2d_weight: bf16 path needs the cpu support avx_ne_convert or "
+                               "avx512bw, avx512vl and avx512dq")
+
+        monkeypatch.setattr(torch._C._nn, "mkldnn_reorder_conv2d_weight", refuse)
+        monkeypatch.setattr(model_bf16, "onednn_isa", lambda: AVX2)
+    r = _run("to_mkldnn", _net().to(torch.bfloat16), dtype="bf16")
+    assert r.status != "ok"
+    assert "(converting 0, Conv2d)" in r.error, r.error
+    assert "run the bf16 plan on a CPU with AVX-512 or AVX-NE-CONVERT, or this mode with --dtype f32" in r.error
