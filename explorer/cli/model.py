@@ -46,14 +46,14 @@ def add_parsers(sub) -> None:
         "model", help="plan a whole model: per-layer paths, end-to-end modes measured and predicted",
         description="MODEL is a built-in reference network (resnet50, resnet18, mobilenet_v2, tiny), a "
                     "package.module:callable returning an nn.Module (imported from the current folder or "
-                    "sys.path), or a saved torch.export program (.pt2) or TorchScript file.")
+                    "sys.path) or path/to/file.py:callable, or a saved torch.export program (.pt2) or TorchScript file.")
     # the built-ins by name, not from core.model.zoo: importing it here would load torch for every --help
-    p.add_argument("model", help="resnet50 | resnet18 | mobilenet_v2 | tiny | package.module:callable | file.pt2 | "
-                                 "file.pt")
+    p.add_argument("model", help="resnet50 | resnet18 | mobilenet_v2 | tiny | package.module:callable | "
+                                 "file.py:callable | file.pt2 | file.pt")
     p.add_argument("--input", type=str, action="append", default=None,
                    help="the model's input: a shape such as 1,3,224,224 or 1,16000 (any rank: it is the forward's "
                         "input, not its first conv's); given again for each further positional input; or "
-                        "package.module:callable returning the input (a tensor, a tuple of them, or a dict of "
+                        "package.module:callable (or file.py:callable) returning the input (a tensor, a tuple of them, or a dict of "
                         "keyword inputs; called with the minibatch when --mb is given). Default: the built-in's, "
                         "the exported program's, or 1,3,224,224")
     p.add_argument("--mb", type=positive_int_arg, default=None, help="minibatch (replaces the input's first dimension)")

@@ -152,3 +152,48 @@ def test_a_prediction_on_a_noisy_loop_is_marked_in_the_modes_table():
     assert lines[0].split()[:7] == ["mode", "status", "measured", "ms", "predicted", "ms", "pred/meas"]
     clean, noisy = lines[1].split(), lines[2].split()  # mode, status, measured, predicted, pred/meas, ...
     assert clean[3:5] == ["9", "0.90"] and noisy[3:5] == ["~3.4", "~0.34"], lines[:3]
+
+
+def test_a_model_file_given_by_its_path_runs_with_its_own_imports(tmp_path, monkeypatch, capsys):
+    """main said "no module named '/.../models'" for `models.py:make`: a path is what a user has at hand."""
+    d = tmp_path / "elsewhere"
+    d.mkdir()
+    stem = f"usermodels_{abs(hash(str(tmp_path))) % 10**6}"
+    (d / f"{stem}_blocks.py").write_text("from torch import nn\n\ndef block(a, b):\n    return nn.Conv2d(a, b, 3, padding=1)\n")
+    (d / f"{stem}.py").write_text(textwrap.dedent(f"""
+        from torch import nn
+        from {stem}_blocks import block  # a neighbour of the file, not of the current folder
+
+        def make():
+            return nn.Sequential(block(3, 8), nn.ReLU(), block(8, 8))
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code = main(["model", f"elsewhere/{stem}.py:make", "--input", "1,3,16,16", "--modes", "nchw", *FAST])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        assert "2 convolutions (2 Conv2d)" in out.err and "answer: " in out.out
+    finally:
+        for m in (stem, f"{stem}_blocks"):
+            sys.modules.pop(m, None)
+
+
+@pytest.mark.parametrize("body, words", [
+    (None, "no such file"),
+    ("import sys\nsys.exit(3)\n", "called sys.exit(3); guard its script part with if __name__ == '__main__':"),
+    ("raise ImportError('needs timm')\n", "failed: ImportError: needs timm"),
+])
+def test_a_bad_model_file_exits_2_with_one_sentence(tmp_path, monkeypatch, capsys, body, words):
+    stem = f"badmodels_{abs(hash(str(tmp_path))) % 10**6}"
+    if body is not None:
+        (tmp_path / f"{stem}.py").write_text(body)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code = main(["model", f"{stem}.py:make", "--input", "1,3,16,16", *FAST])
+    finally:
+        sys.modules.pop(stem, None)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and words in err[0], err

@@ -163,10 +163,13 @@ def _import_attr(text: str, folder: str | None):
     if here not in sys.path and (folder or "" not in sys.path):
         sys.path.insert(0, here)  # the current folder (the caller's, in the measuring process), as `python -m` would
     try:
-        mod = importlib.import_module(mod_name)
+        mod = _import_file(mod_name, here) if mod_name.lower().endswith(".py") else importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
         raise InputError(f"no module named {e.name or mod_name!r} (looked in the current folder and sys.path).",
                          "model") from None
+    except SystemExit as e:  # the module's own sys.exit at import (a script's main guard missing): one line
+        raise InputError(f"importing {mod_name} called sys.exit({e.code!r}); guard its script part with "
+                         "if __name__ == '__main__':", "model") from None
     except Exception as e:  # noqa: BLE001 - the user's module failed to import: one line
         raise InputError(f"importing {mod_name} failed: {type(e).__name__}: {_first_line(e)}", "model") from None
     obj = mod
@@ -175,6 +178,28 @@ def _import_attr(text: str, folder: str | None):
             raise InputError(f"module {mod_name!r} has no attribute {attr!r}.", "model")
         obj = getattr(obj, part)
     return obj
+
+
+def _import_file(name: str, here: str):
+    """path/to/models.py imported as module `models`, its folder put on sys.path first so that its own imports
+    of its neighbours work, as `python path/to/models.py` would."""
+    import importlib.util
+
+    path = Path(name).expanduser()
+    path = path if path.is_absolute() else Path(here) / path
+    if not path.is_file():
+        raise InputError(f"cannot open {name!r}: no such file.", "model")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod  # dataclasses and pickling look their module up by name
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(path.stem, None)
+        raise
+    return mod
 
 
 def load_model(text: str, folder: str | None = None) -> LoadedModel:

@@ -126,7 +126,8 @@ class ModelView(QWidget):
         self.model_box.addItems(BUILTIN_CHOICES)
         self.model_box.setMinimumWidth(220)
         self.model_box.setToolTip("A built-in reference network, or package.module:callable returning an nn.Module "
-                                  "(imported from the current folder or sys.path), or a .pt2 / TorchScript file.")
+                                  "(imported from the current folder or sys.path) or path/to/file.py:callable, or a .pt2 / "
+                                  "TorchScript file.")
         self.input_edit = QLineEdit("")
         self.input_edit.setPlaceholderText("input (default: the model's)")
         self.input_edit.setToolTip("The model's input: a shape (1,3,224,224 or 1,16000), several separated by ; "
