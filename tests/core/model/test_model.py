@@ -125,6 +125,16 @@ def test_compare_outputs_measures_the_error_against_the_reference():
     assert model_surgery.compare_outputs(torch.tensor([1.0, -4.0]).to_mkldnn(), ref) == (0.0, 0.0)
 
 
+def test_an_output_at_denormal_magnitudes_does_not_read_as_a_different_answer():
+    """MobileViT with random weights outputs ~9e-40 (denormal f32, a few bits left): channels_last's rounding
+    there, 6.4e-42, read as "output differs from the NCHW model: 0.0068 of its largest value"."""
+    ref = torch.tensor([9.4e-40, -2e-40])
+    err, rel = model_surgery.compare_outputs(ref + torch.tensor([6.4e-42, 0.0]), ref)
+    assert err == pytest.approx(6.4e-42, rel=0.01) and rel < 1e-9
+    _, rel = model_surgery.compare_outputs(torch.tensor([1e-30]), torch.tensor([2e-30]))  # normal range: still an error
+    assert rel == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("text, words", [
     ("no_such_module_xyz:make", "no module named"),
     ("json:nothing_here", "has no attribute"),
