@@ -12,6 +12,11 @@ small 1-D audio front end and a small 3-D network written here:
     monai_unet3d      monai                 UNet(spatial_dims=3, ...)            (Conv3d down, ConvTranspose3d up,
                                             InstanceNorm3d)
     monai_densenet121 monai                 DenseNet121(spatial_dims=2, ...)     (concatenated dense blocks)
+    hf_mobilevit      transformers          MobileViTModel(MobileViTConfig())    (convs + attention; its random
+                                            weights vanish to denormal outputs, ~1e-39)
+    hf_segformer      transformers          SegformerModel(SegformerConfig())    (overlapping patch convs,
+                                            depthwise 3x3 in the MLP, attention)
+    hf_regnet         transformers          RegNetModel(RegNetConfig())          (grouped 3x3, squeeze-excite)
     audio1d           here                  takes (N, L) and adds the channel itself (Conv1d)
     seg3d             here                  a small Conv3d encoder-decoder
 
@@ -115,6 +120,24 @@ class Seg3d(nn.Module):
         return self.out(self.up(self.enc(x)))
 
 
+def hf_mobilevit() -> nn.Module:
+    from transformers import MobileViTConfig, MobileViTModel
+
+    return MobileViTModel(MobileViTConfig()).eval()
+
+
+def hf_segformer() -> nn.Module:
+    from transformers import SegformerConfig, SegformerModel
+
+    return SegformerModel(SegformerConfig()).eval()
+
+
+def hf_regnet() -> nn.Module:
+    from transformers import RegNetConfig, RegNetModel
+
+    return RegNetModel(RegNetConfig()).eval()
+
+
 def seg3d() -> nn.Module:
     return Seg3d().eval()
 
@@ -126,6 +149,9 @@ MODELS = {  # name -> (library, input shape with mb 1)
     "hf_wav2vec2": ("transformers", "1,16000"),
     "monai_unet3d": ("monai", "1,1,32,32,32"),
     "monai_densenet121": ("monai", "1,3,224,224"),
+    "hf_mobilevit": ("transformers", "1,3,256,256"),
+    "hf_segformer": ("transformers", "1,3,224,224"),
+    "hf_regnet": ("transformers", "1,3,224,224"),
     "audio1d": ("here (Conv1d, (N, L) input)", "1,16000"),
     "seg3d": ("here (Conv3d)", "1,1,32,32,32"),
 }

@@ -26,6 +26,9 @@ class ConvSite:
     owner: str = ""  # class of the module it runs in (its conv module, or the module calling F.conv*d)
     stubbable: bool = True  # a conv module (isinstance of torch's _ConvNd): the remainder can stub it out
     own_forward: str = ""  # what a conv subclass's own forward adds (surgery.own_forward), "" for torch's
+    # the input's strides when it arrives not contiguous (SegFormer's transpose(1, 2).view(...) before its convs),
+    # () when contiguous: torch copies such an input inside the conv, a cost a contiguous input never shows
+    input_strides: tuple = ()
 
 
 @dataclass
@@ -107,7 +110,8 @@ def _record_convs(model, inp) -> list[tuple]:
             if func is conv:
                 inp, w, b, stride, padding, dilation, transposed, _, groups = args[:9]
                 calls.append((tuple(inp.shape), tuple(w.shape), w.data_ptr(), b is not None, tuple(stride),
-                              tuple(padding), tuple(dilation), bool(transposed), int(groups), _owner(stack)))
+                              tuple(padding), tuple(dilation), bool(transposed), int(groups), _owner(stack),
+                              _strides(inp)))
             return func(*args, **(kwargs or {}))
 
     hooks = []
@@ -123,6 +127,17 @@ def _record_convs(model, inp) -> list[tuple]:
         for h in hooks:
             h.remove()
     return calls
+
+
+def _strides(t) -> tuple:
+    """A dense tensor's strides when it is not contiguous and holds no repeated element (no 0 stride), else ()."""
+    import torch
+
+    if getattr(t, "layout", None) != torch.strided or t.is_contiguous():
+        return ()
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+        return ()  # an expanded view: no copy of it is laid out the same
+    return tuple(t.stride())
 
 
 def _pop(stack: list) -> None:
@@ -159,7 +174,7 @@ def _record_convs_profiler(model, inp) -> list[tuple]:
             continue
         stride, padding, dilation, transposed, _, groups = concrete[3:9]
         calls.append((tuple(shapes[0]), tuple(shapes[1]), None, bool(shapes[2]), tuple(stride), tuple(padding),
-                      tuple(dilation), bool(transposed), int(groups), None))
+                      tuple(dilation), bool(transposed), int(groups), None, ""))
     return calls
 
 
@@ -198,7 +213,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
     mods = _conv_modules(model)
     unused = list(mods)
     sites: list[ConvSite] = []
-    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner) in enumerate(calls):
+    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner, in_strides) in enumerate(calls):
         nd = len(ishape) - 2
         stubbable, cls, extra = True, "", ""
         if owner is not None and is_conv_module(owner[1]):
@@ -221,7 +236,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
         if name is None:
             name = f"conv#{i}"
         sites.append(ConvSite(name, f"Conv{nd}d", ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
-                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra))
+                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra, in_strides))
     if not sites:
         raise InputError(f"{label} has no convolution (Conv1d/2d/3d) in its forward pass: nothing to plan.", "model")
     layers: dict[tuple, Layer] = {}

@@ -25,6 +25,7 @@ from explorer.core.model.report import (
     ModeStarted,
     summarize_layer,
 )
+from explorer.core.model.sequence import strided_input
 from explorer.core.model.surgery import copy_model, dense_output
 
 
@@ -237,6 +238,11 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     notes = [f"convs: timed in model order, each of the {len(inv.sites) - len(inv.inside_sites())} with its own tensors and the others in "
              f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
              if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
+    strided = [s for s in inv.sites if s.stubbable and strided_input(res.mode, s)]
+    if seq is not None and strided:
+        notes.append(f"{len(strided)} convs take a non-contiguous input in the model as it is (first: "
+                     f"{strided[0].module}, strides {strided[0].input_strides}; a transpose or permute before it), "
+                     "timed on an input with the same strides: torch copies it inside the conv")
     if res.mode == "to_mkldnn" and chained:
         notes.append(f"{chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked outputs conv "
                      "to conv), the rest on mkldnn")

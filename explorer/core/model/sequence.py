@@ -53,6 +53,12 @@ def site_path(mode: str, mode_path: str, site_index: int) -> str:
     return mode_path
 
 
+def strided_input(mode: str, site) -> bool:
+    """A conv of the model as it is whose input arrives not contiguous (a transpose or permute before it): its
+    sequence input keeps those strides, so the copy torch makes inside the conv is timed with it."""
+    return mode == "nchw" and bool(getattr(site, "input_strides", ()))
+
+
 def sequence_bytes(inv) -> int:
     """What the sequence keeps alive: per conv site its own input and weight, as f32 masters and one copy in
     the path's layout (outputs are freed call by call)."""
@@ -73,6 +79,7 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
     modes (index -> Tensors), made here on first use, seeded per site so no two sites share memory.
     Refused, before allocating, when every site's own tensors would take over SAFE_SHARE of free memory."""
     from explorer.core.paths.base import Tensors, one_line
+    from explorer.core.paths.eager import prepare_dense_strided
     from explorer.core.paths.registry import prepare
     from explorer.core.problem.memory import SAFE_SHARE, available_bytes, fmt_bytes
 
@@ -93,7 +100,12 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
             t = tensors.get(k)
             if t is None:
                 t = tensors[k] = Tensors.make(lay.spec, seed=k)
-            prep = prepare_chained(t) if path == CHAINED_PATH else prepare(path, t)
+            if path == CHAINED_PATH:
+                prep = prepare_chained(t)
+            elif strided_input(mode, site):
+                prep = prepare_dense_strided(t, site.input_strides)
+            else:
+                prep = prepare(path, t)
         except Exception as e:  # noqa: BLE001 - no sequence: the prediction falls back to the table
             return None, f"conv {site.module} on {path}: {type(e).__name__}: {one_line(e)}"
         seq.sites.append((li, path, prep))
