@@ -174,7 +174,7 @@ def _record_convs_profiler(model, inp) -> list[tuple]:
             continue
         stride, padding, dilation, transposed, _, groups = concrete[3:9]
         calls.append((tuple(shapes[0]), tuple(shapes[1]), None, bool(shapes[2]), tuple(stride), tuple(padding),
-                      tuple(dilation), bool(transposed), int(groups), None, ""))
+                      tuple(dilation), bool(transposed), int(groups), None, ()))
     return calls
 
 
