@@ -1,6 +1,7 @@
 """`mkldnn-explorer gui`: validate everything Qt-free first, then open the window.
 
-Exit codes: 0 done, 1 the run failed, 2 bad input or no display. With --exit-when-done the last stdout
+Exit codes: 0 done, 2 bad input or no display (a screenshot folder that does not exist included), 3 the run
+failed or the screenshot could not be written, 130 Ctrl+C or SIGTERM. --screenshot alone also exits when done. With --exit-when-done the last stdout
 line reports how late a 10 ms QTimer probe fired during the run (the event loop's stalls).
 """
 
@@ -221,6 +222,8 @@ def _close_on_signals(win) -> None:
 
 
 def run_gui(args) -> int:
+    if args.screenshot:
+        args.exit_when_done = True  # a screenshot is taken when done; a window left open after it never wrote one
     problem = display_problem()
     if problem:
         print(f"mkldnn-explorer gui: {problem}", file=sys.stderr)

@@ -172,3 +172,13 @@ def test_gui_sweep_and_batch_run_in_the_window_and_write_their_rows(tmp_path, qa
     rows = read_csv(b_csv)
     assert [r["name"] for r in rows] == ["net:a*3", "net:a*3", "net:b", "net:b"]
     assert "each layer x its *N count (2 layers, 4 in the net)" in p.stdout
+
+
+def test_screenshot_alone_takes_the_picture_and_exits(tmp_path):
+    """Issue 35: `gui --screenshot x.png` without --exit-when-done never wrote the picture and never exited."""
+    png = tmp_path / "x.png"
+    p = subprocess.run([sys.executable, "-m", "explorer", "gui", TINY, "--screenshot", str(png)],
+                       env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    w, h = _png_size(png)
+    assert w > 0 and h > 0
