@@ -1,8 +1,9 @@
 """`mkldnn-explorer gui`: validate everything Qt-free first, then open the window.
 
 Exit codes: 0 done, 2 bad input or no display (a screenshot folder that does not exist included), 3 the run
-failed or the screenshot could not be written, 130 Ctrl+C or SIGTERM. --screenshot alone also exits when done. With --exit-when-done the last stdout
-line reports how late a 10 ms QTimer probe fired during the run (the event loop's stalls).
+failed or the screenshot could not be written, 130 Ctrl+C or SIGTERM. --screenshot alone also exits when
+done. With --exit-when-done the last stdout line reports how late a 10 ms QTimer probe fired during the run
+(the event loop's stalls).
 """
 
 from __future__ import annotations
