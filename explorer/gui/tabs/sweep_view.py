@@ -818,6 +818,11 @@ class SweepView(QWidget):
 
         if self.data.mode != "batch":
             return None
+        # The rows are the last job's: a total is theirs only while the batch chosen is the one they were made
+        # from (a sweep's rows under a batch not yet run are not that network's total).
+        job = self.session.sweep
+        if job.mode != "batch" or job.points != self.points:
+            return None
         return batch_summary(self.results(), self.baseline_combo.currentText())
 
     def _update_total(self) -> None:

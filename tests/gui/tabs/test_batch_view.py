@@ -91,3 +91,20 @@ def test_network_total_line_marks_noisy_rows_and_leaves_their_ratios_out(qtbot):
         assert "~" in text and f"({len(pts)} noisy)" in text and "no trusted ratio" in text
     finally:
         assert v.shutdown(2000)
+
+
+def test_no_total_under_a_batch_its_rows_were_not_made_from(qtbot):
+    """Issue 34: after a batch, choosing another batch not yet run showed the last rows' sum as that batch's."""
+    v, _ = _batch_view(qtbot)
+    assert v.total_label.isVisible()
+    assert v.set_batch(_other(v))
+    v.redraw_now()
+    assert v.batch_summary() is None
+    assert not v.total_label.isVisible()
+    assert len(v.results()) > 0  # the rows stay exportable, only their total is not shown under another name
+    assert v.shutdown(2000)
+
+
+def _other(v):
+    names = [v.batch_combo.itemData(i) for i in range(1, v.batch_combo.count())]
+    return next(n for n in names if n and n != "resnet_50")
