@@ -23,7 +23,12 @@ OUTPUT_OPTIONS = ("csv", "timeline", "screenshot")  # every option that names a 
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage dump) and exit status 2."""
+    """argparse with a one-line error (no usage dump) and exit status 2. No abbreviations: `--dt=bf16` is a
+    benchdnn word, never taken for `--dtype`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise UsageError(f"{self.prog}: {message}")

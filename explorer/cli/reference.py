@@ -89,7 +89,8 @@ def generate(parser: argparse.ArgumentParser | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m explorer.cli.reference", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m explorer.cli.reference", description=__doc__.splitlines()[0],
+                                 allow_abbrev=False)
     ap.add_argument("--write", action="store_true", help="rewrite resources/docs/options.md instead of printing")
     args = ap.parse_args(argv)
     text = generate()

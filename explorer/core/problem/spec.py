@@ -403,6 +403,58 @@ def _extract_problem(text: str) -> str:
     return words[0] if words else ""
 
 
+_FORWARD_DIRS = ("FWD_B", "FWD_I", "FWD_D")  # all time the forward conv; FWD_D without bias
+_ATTR_WHY = "attributes (post-ops, scales, zero points) are not applied: the tool times the plain conv"
+_REFUSED_WHY = {
+    "alg": "the algorithm is PyTorch's choice per path (direct or winograd cannot be forced)",
+    "stag": "memory formats are what each path uses (see `layout`), not set by the line",
+    "wtag": "memory formats are what each path uses (see `layout`), not set by the line",
+    "dtag": "memory formats are what each path uses (see `layout`), not set by the line",
+    "strides": "tensor strides are what each path uses, not set by the line",
+    "reset": "option lines that carry over work only in a batch file (the batch command)",
+    "batch": "a batch file is run by the batch command, not inside one line",
+}
+
+
+def option_refusal(word: str) -> str:
+    """The one rule for a benchdnn option word (`--dir=FWD_D`): '' when it is honoured (--dt/--cfg of f32,
+    bf16 or f16, --dir=FWD_B/FWD_I/FWD_D, --mb=N), else one sentence naming the word and why it is refused.
+    Every option is either honoured or refused by name: none is dropped silently."""
+    key, eq, value = word[2:].partition("=")
+    key = key.lower()
+    shown = word if len(word) <= 40 else word[:37] + "..."
+    if key in ("dt", "cfg") and eq:
+        if any(value.lower().startswith(d) for d in ("bf16", "f16", "f32")):
+            return ""
+        return f"{shown}: this data type is not supported; use f32, bf16 or f16."
+    if key == "dir" and eq:
+        if value.upper() in _FORWARD_DIRS:
+            return ""
+        if value.upper().startswith("BWD"):
+            return (f"{shown}: backward directions are not timed yet; this tool times the forward conv only, drop "
+                    f"the word to time that.")
+        return f"{shown}: unknown direction; use FWD_B, FWD_I or FWD_D (the forward conv, the only one timed)."
+    if key == "mb" and eq:
+        if value.isdigit():
+            return ""
+        return f"{shown}: the minibatch must be a whole number (0: the descriptor's own mb)."
+    if key.startswith("attr"):
+        return f"{shown}: {_ATTR_WHY}; drop the word to time the conv without it."
+    if key in _REFUSED_WHY:
+        return f"{shown}: {_REFUSED_WHY[key]}; drop the word to time the conv without it."
+    return (f"{shown}: unknown benchdnn option; only --dt, --cfg, --dir and --mb are honoured on a line, drop the "
+            f"word to time the conv without it.")
+
+
+def check_options(text: str) -> None:
+    """Raise SpecError naming the first benchdnn option on the line that is not honoured (option_refusal)."""
+    for word in _WORD.findall(strip_comment(text)):
+        if word.startswith("--"):
+            why = option_refusal(word)
+            if why:
+                raise SpecError(why, "desc")
+
+
 def _options(text: str) -> dict[str, str]:
     """benchdnn options on the same line (--dt=bf16, --cfg=bf16bf16bf16, --dir=FWD_D, --mb=1)."""
     opts = {}
@@ -536,6 +588,7 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     sizes=False: no allocation limits (listing mode; nothing is allocated)."""
     if not isinstance(text, str) or not text.strip():
         raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
+    check_options(text)
     opts = _options(text)
     problem = _extract_problem(text)
     if not problem:
