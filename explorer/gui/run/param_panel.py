@@ -98,6 +98,7 @@ class ParamPanel(QWidget):
         self._error: tuple[str, str] | None = None
         self._valid = False
         self._syncing = False
+        self._edited: str | None = None  # the shape field the user edited last (the memory refusal outlines it)
         self.presets = load_presets()
 
         outer = QVBoxLayout(self)
@@ -444,6 +445,7 @@ class ParamPanel(QWidget):
 
     # ---- syncing --------------------------------------------------------------------------------------
     def _fill(self, spec: ConvSpec, set_desc: bool) -> None:
+        self._edited = None  # the whole spec came at once (descriptor, preset, set_spec): no one field edited
         self._syncing = True
         try:
             for key, e in self.fields.items():
@@ -498,6 +500,8 @@ class ParamPanel(QWidget):
     def _on_field_edited(self, *_) -> None:
         if self._syncing:
             return
+        sender = self.sender()
+        self._edited = next((k for k, e in self.fields.items() if e is sender), None)
         self._validate(update_desc=True)
         if self._valid:
             self._select_preset_for(self._spec)
@@ -530,16 +534,25 @@ class ParamPanel(QWidget):
 
         try:
             spec = self._read_fields().validate()
-            validate_paths(self.paths())
-            check_memory(spec, self.paths())
         except ExplorerError as e:
             self._set_error(str(e), getattr(e, "field", None) or "desc", desc_error=False)
             return
-        self._spec = spec
-        if update_desc:
+        if update_desc:  # a well-formed spec: the descriptor shows it even when paths or memory refuse the run
             self._syncing = True
             self.desc_edit.setText(spec.descriptor())
             self._syncing = False
+        try:
+            validate_paths(self.paths())
+        except ExplorerError as e:
+            self._set_error(str(e), getattr(e, "field", None) or "paths", desc_error=False)
+            return
+        try:
+            check_memory(spec, self.paths())
+        except ExplorerError as e:
+            # the core names mb; the field the user just edited is the one that made the problem too big
+            self._set_error(str(e), self._edited or getattr(e, "field", None) or "mb", desc_error=False)
+            return
+        self._spec = spec
         self.out_label.setText(" × ".join(str(spec.out(x)) for x in spec.dims)
                                + ("  (asymmetric pads: F.pad before the conv)" if spec.asymmetric else ""))
         ops = f"{spec.ops / 1e9:.3g} GFLOP per call (benchdnn count)"
