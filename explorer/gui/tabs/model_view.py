@@ -22,7 +22,7 @@ API (for the main window):
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt, Signal
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -45,11 +45,13 @@ from PySide6.QtWidgets import (
 from explorer.core.errors import ExplorerError
 from explorer.core.model.drift import drift_label
 from explorer.gui.common.colors import path_color
+from explorer.gui.common.doubt import approx, hatch_brush, is_noisy
 from explorer.gui.jobs.worker import ModelController
 from explorer.gui.jobs.worker import live_threads as live_threads  # the one registry of job threads
 
 SHARE_ROLE = Qt.UserRole + 1
 SPEC_ROLE = Qt.UserRole + 2
+DOUBT_ROLE = Qt.UserRole + 4  # the share is uncertain (a noisy row): its bar is hatched, as a noisy bar elsewhere
 BUILTIN_CHOICES = ("resnet50", "mobilenet_v2", "resnet18", "tiny")
 
 
@@ -82,7 +84,8 @@ class ShareBar(QStyledItemDelegate):
         color.setAlpha(150)  # the percentage stays readable under the bar
         r = option.rect.adjusted(3, 4, -3, -4)
         painter.save()
-        painter.fillRect(QRect(r.left(), r.top(), max(1, int(r.width() * min(1.0, share))), r.height()), color)
+        rect = QRect(r.left(), r.top(), max(1, int(r.width() * min(1.0, share))), r.height())
+        painter.fillRect(rect, QBrush(color, Qt.BDiagPattern) if index.data(DOUBT_ROLE) else color)
         painter.restore()
 
 
@@ -445,13 +448,24 @@ class ModelView(QWidget):
             best = QTableWidgetItem(s.best_path or "")
             if s.best_path:
                 best.setForeground(QColor(path_color(s.best_path)))
-            cells += [best, _Num(f"{s.best_ms:.4g}" if s.best_ms else "", s.best_ms),
-                      _Num(f"{s.margin:.2f}x" if s.margin else "", s.margin)]
+            # A noisy row (a path's loop another program disturbed) is no finding: its best, margin and share
+            # carry the app's `~` and hatch (common.doubt), as the Run and Sweep tables mark a noisy figure.
+            doubt = s.noisy
+            derived = [_Num(approx(f"{s.best_ms:.4g}" if s.best_ms else "", doubt), s.best_ms),
+                       _Num(approx(f"{s.margin:.2f}x" if s.margin else "", doubt), s.margin)]
             share = (s.best_ms or 0) * lay.count / total
-            bar = _Num(f"{100 * share:.0f}%" if s.best_ms else "", share)
+            bar = _Num(approx(f"{100 * share:.0f}%" if s.best_ms else "", doubt), share)
             bar.setData(SHARE_ROLE, share)
             bar.setData(Qt.UserRole + 3, path_color(s.best_path) if s.best_path else None)
-            cells.append(bar)
+            bar.setData(DOUBT_ROLE, doubt)
+            derived.append(bar)
+            if doubt and s.best_ms:
+                why = "; ".join(sorted({f"{p}: {r.quality_reason or 'another program disturbed it'}"
+                                        for p, r in s.results.items() if is_noisy(r)}))
+                for c in derived:
+                    c.setBackground(hatch_brush())
+                    c.setToolTip(f"uncertain: a path's timing is noisy ({why})")
+            cells += [best] + derived
             for p in paths:
                 r = s.results.get(p)
                 if r is None:

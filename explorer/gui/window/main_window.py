@@ -355,9 +355,15 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         return True
 
     def stop_run(self) -> None:
+        """Run > Stop (Esc): stops what is measuring, the Run tab's run or a Sweep or Model tab's job."""
         if self.running:
             self.controller.stop()
             self.status_label.setText("Stopping after the current call…")
+            return
+        for view in (self.sweep_view, self.model_view):
+            if view is not None and view.is_running():
+                view.stop()
+                self.status_label.setText("Stopping after the current call…")
 
     def _set_running(self, on: bool) -> None:
         self.panel.set_running(on)
@@ -399,6 +405,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.panel.run_button.setEnabled(not on and self.panel.is_valid)
         self.run_action.setEnabled(not on and self.panel.is_valid)
         self.peak_action.setEnabled(not on)
+        self.stop_action.setEnabled(on or self.running)  # Esc stops a sweep or a model plan too
 
     def _on_validity(self, ok: bool) -> None:
         self.run_action.setEnabled(ok and not self.running)

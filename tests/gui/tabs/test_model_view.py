@@ -189,3 +189,43 @@ def test_the_input_field_takes_several_inputs_or_a_factory(qtbot, monkeypatch):
     assert v.run() and got[-1][1] == "mypkg.audio:example_inputs"
     v.input_edit.setText("1,,2")
     assert not v.run() and "--input" in v.last_error
+
+
+def test_a_noisy_layer_row_marks_its_best_margin_and_share(qtbot):
+    """#34: a layer row with a noisy path showed its best ms, margin and share of conv time as findings (no `~`,
+    no hatch); they carry the app's one doubt look (common.doubt), as the Run and Sweep tables do."""
+    from PySide6.QtCore import Qt
+
+    from explorer.core.model.inventory import Inventory, Layer
+    from explorer.core.model.report import ModelReport, ModeResult, summarize_layer
+    from explorer.gui.common.doubt import HATCH
+    from explorer.gui.tabs.model_view import LAYER_HEAD, ModelView
+    from tests.core.session.test_session_state import SPEC, _row
+
+    v = ModelView()
+    qtbot.addWidget(v)
+    lays = [Layer(SPEC.replace(name=n), [n], "Conv2d", (1, 8, 8, 8), SPEC.descriptor()) for n in ("quiet", "loud")]
+    inv = Inventory("two", (1, 8, 8, 8), "f32", [], lays)
+    noisy = _row("mkldnn", 1.0)
+    noisy.quality, noisy.quality_reason = "noisy", "another program took 40% of the core"
+    results = [{"dense": _row("dense", 2.0), "mkldnn": _row("mkldnn", 1.5)}, {"dense": _row("dense", 3.0), "mkldnn": noisy}]
+    v.controller.inventory.emit(inv)
+    for i, res in enumerate(results):
+        for r in res.values():
+            v.controller.layer_done.emit(i, r)
+    summ = [summarize_layer(lay, res) for lay, res in zip(lays, results)]
+    v.controller.report.emit(ModelReport(inv, summ, [ModeResult("nchw", measured_ms=3.0)], threads=2))
+    rows = {v.layers.item(r, 0).text(): r for r in range(v.layers.rowCount())}
+    assert set(rows) == {"quiet", "loud"}
+    for name in ("best ms", "margin", "share of conv time"):
+        c = LAYER_HEAD.index(name)
+        quiet, loud = v.layers.item(rows["quiet"], c), v.layers.item(rows["loud"], c)
+        assert loud.text().startswith("~") and not quiet.text().startswith("~"), name
+        assert loud.text().lstrip("~") and quiet.text(), name
+        assert loud.background().style() == Qt.BDiagPattern and loud.background().color().getRgb() == HATCH, name
+        assert quiet.background().style() == Qt.NoBrush, name
+        assert "noisy" in loud.toolTip() and "40%" in loud.toolTip(), name
+    from explorer.gui.tabs.model_view import DOUBT_ROLE  # the bar itself is hatched too
+
+    share = LAYER_HEAD.index("share of conv time")
+    assert v.layers.item(rows["loud"], share).data(DOUBT_ROLE) and not v.layers.item(rows["quiet"], share).data(DOUBT_ROLE)

@@ -412,3 +412,24 @@ def test_a_small_window_keeps_its_charts_legible_when_the_layouts_fill_in(make_w
     qtbot.wait(200)
     assert win.chart_split.height() >= win.CHARTS_MIN_H
     assert win.height() <= 700 and win.main_split.sizes()[1] > 250  # the table and layouts get the rest
+
+
+@pytest.mark.parametrize("tab", ["sweep_view", "model_view"])
+def test_esc_stops_a_running_sweep_or_model_plan(make_window, tab):
+    """#34: Run > Stop (Esc) was disabled while a Sweep or Model tab job ran, so Esc could not stop it."""
+    from PySide6.QtGui import QKeySequence
+
+    win = make_window(spec=parse_descriptor(TINY))
+    view = getattr(win, tab)
+    stopped = []
+    running = [True]
+    view.is_running = lambda: running[0]
+    view.stop = lambda: stopped.append(True)
+    assert win.stop_action.shortcut() == QKeySequence("Esc") and not win.stop_action.isEnabled()
+    view.started.emit()  # the job began: the window hears it as it does a real one
+    assert win.stop_action.isEnabled()
+    win.stop_action.trigger()
+    assert stopped == [True] and "Stopping" in win.status_label.text()
+    running[0] = False
+    view.finished.emit(True)
+    assert not win.stop_action.isEnabled()
