@@ -3,6 +3,8 @@ CSV's columns after the planner's own), written atomically, and the sink that re
 
 from __future__ import annotations
 
+import math
+
 from explorer.core.model.inventory import Inventory, Layer
 from explorer.core.model.report import MODE_PATH, LayerSummary, ModelReport, ModeResult
 
@@ -62,7 +64,12 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
               "quality", "quality_reason", "samples_used", "attempts", "runq_wait_pct", "faults_per_call",
               "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg"):
         row[k] = getattr(r, k)
-    return {k: _cell(v) for k, v in row.items()}
+    out = {k: _cell(v) for k, v in row.items()}
+    for k in ("max_abs_err", "rel_err", "f32_max_abs_err", "f32_rel_err"):  # a NaN/inf output's error as such
+        v = getattr(r, k)
+        if isinstance(v, float) and not math.isfinite(v):
+            out[k] = str(v)  # 'nan', 'inf': what float() reads back, not a blank
+    return out
 
 
 def report_rows(report: ModelReport) -> list[dict]:

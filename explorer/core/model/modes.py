@@ -25,6 +25,7 @@ from explorer.core.model.surgery import (
     quiet_stderr,
     stub_convs,
     where_failed,
+    wrong_output,
 )
 
 
@@ -242,9 +243,10 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         del out
         res.compile_ms = prep.compile_ms
         res.mode_note = _modern_note(mode, prep, res, bf16 and ref_f32 is not None)
-        tol = 1e-3 if dtype == "f32" and mode not in BF16_MODES else 5e-2
-        if res.rel_err is not None and not res.rel_err <= tol:
-            res.error = f"output differs from the NCHW model: max error {res.max_abs_err:.3g} ({res.rel_err:.2g} of its largest value)."
+        wrong = wrong_output(res.max_abs_err, res.rel_err, "bf16" if mode in BF16_MODES else dtype)
+        if wrong:  # never timed, so never a speedup nor the answer
+            res.status, res.error = "wrong output", wrong
+            return res
         rem_fn = seq = None
         if mopts.predict and not cancel():
             rem_fn = _remainder_fn(prep, res, inv)

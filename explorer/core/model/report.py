@@ -68,7 +68,7 @@ class ModeResult:
     """One end-to-end mode: measured per forward, predicted from the per-layer table."""
 
     mode: str
-    status: str = "ok"  # ok | unsupported | error | skipped
+    status: str = "ok"  # ok | unsupported | error | skipped | wrong output (surgery.wrong_output: not timed)
     error: str = ""
     samples: int = 0
     measured_ms: float | None = None
@@ -208,6 +208,8 @@ def speed_words(speedup: float) -> str:
 def mode_line(r: ModeResult) -> str:
     """One mode in one line: '~' and 'uncertain' when a figure behind it is noisy."""
     label = MODE_LABEL[r.mode]
+    if r.status == "wrong output":
+        return f"{label}: wrong output: {r.error}"
     if r.status != "ok":
         return f"{label}: cannot run: {r.error}"
     if r.mode == "nchw":

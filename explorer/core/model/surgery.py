@@ -182,6 +182,43 @@ def flat_output_module(model, kwarg_names: tuple = ()):
 _DENORMAL_SCALE = 1.1754943508222875e-38 / 1.1920928955078125e-07  # torch.finfo(torch.float32).tiny / .eps
 
 
+# How far a mode's output may be from the NCHW model's (compare_outputs' rel_err: max abs error / max |ref|)
+# before it is a wrong output, by the dtype the mode computes in. f32 and bf16 are the values the planner has
+# compared with since it was written (a real model's modes read 1e-6..1e-4 in f32, tests/core/model); f16
+# and int8 follow the same rule from their own precision. No mode computes in f16 or int8 today.
+TOLERANCE = {
+    # 1e-3: the modes run the same f32 maths in another summation order (oneDNN's blocked kernels, inductor,
+    # the frozen graph's folded BatchNorm); that moves each output by a few eps (2^-23) times the layer's
+    # depth, far below 1e-3, while a wrong kernel or layout is off by O(1).
+    "f32": 1e-3,
+    # 5e-2: bf16 keeps 8 bits (eps 2^-7 = 7.8e-3) and rounds every layer's output; 5e-2 is 6.4 of its eps,
+    # what autocast_bf16 and a bf16 plan stay within against the f32/bf16 reference.
+    "bf16": 5e-2,
+    # 6.25e-3: bf16's rule (6.4 eps) at f16's 11 bits (eps 2^-10 = 9.8e-4).
+    "f16": 6.25e-3,
+    # 1e-1: a per-tensor s8 scale has 127 steps a side (one step 7.9e-3 of the range); a quantized net
+    # rounds at every layer, so about 13 steps, an allowance by that rule, not measured here.
+    "int8": 1e-1,
+}
+
+
+def wrong_output(max_abs_err: float | None, rel_err: float | None, dtype: str) -> str:
+    """Why a mode's output is wrong ("" when it is right, or could not be compared): NaN or inf anywhere in
+    it (the error is then NaN or inf), or an error beyond its dtype's TOLERANCE."""
+    import math
+
+    if rel_err is None:
+        return ""
+    if not math.isfinite(rel_err) or max_abs_err is None or not math.isfinite(max_abs_err):
+        return (f"output holds NaN or inf: max error {max_abs_err} against the NCHW model; a wrong output is "
+                "not timed.")
+    tol = TOLERANCE.get(dtype, TOLERANCE["f32"])
+    if rel_err > tol:
+        return (f"output differs from the NCHW model: max error {max_abs_err:.3g} ({rel_err:.2g} of its largest "
+                f"value, beyond {dtype}'s {tol:g}); a wrong output is not timed.")
+    return ""
+
+
 def compare_outputs(out, ref) -> tuple[float | None, float | None]:
     """(max abs error, max abs error / max |ref|) of a mode's output against the NCHW model's."""
     a, b = flat_tensors(dense_output(out)), flat_tensors(ref)

@@ -18,6 +18,7 @@ from pathlib import Path
 from explorer.core.errors import InputError
 from explorer.core.files import RowsFile, atomic_write_text, check_writable, read_text  # noqa: F401 - re-exported
 from explorer.core.problem.spec import ConvSpec
+from explorer.core.trace.aten import csv_chain
 
 STATUSES = ("ok", "unsupported", "error", "skipped")
 
@@ -156,6 +157,7 @@ class Result:
             if f.name in VIEW_ONLY_FIELDS:
                 continue
             out[f.name] = getattr(self, f.name)
+        out["aten_ops"] = csv_chain(self.aten_ops or "")  # a whole model's chain: collapsed, at most 32 KiB
         return {k: csv_cell(out.get(k)) for k in CSV_COLUMNS}
 
 

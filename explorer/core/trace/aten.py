@@ -141,6 +141,29 @@ def chain_text(ops: list[AtenOp]) -> str:
     return " | ".join(_render(ops, i) for i in tops)
 
 
+CELL_LIMIT = 32 * 1024  # the longest aten_ops a CSV cell holds (csv's default field limit is 128 KiB)
+
+
+def csv_chain(chain: str, limit: int = CELL_LIMIT) -> str:
+    """aten_ops as the CSV holds it: a run of the same top-level op once, with its count ('aten::add (x12)'),
+    and a chain still over `limit` bytes cut at an op, saying how much was left out. A traced forward of a
+    whole model can run tens of thousands of ops; one cell that size breaks readers at csv's default limit."""
+    parts: list[list] = []
+    for p in chain.split(" | ") if chain else ():
+        if parts and parts[-1][0] == p:
+            parts[-1][1] += 1
+        else:
+            parts.append([p, 1])
+    text = " | ".join(p if n == 1 else f"{p} (x{n})" for p, n in parts)
+    if len(text.encode()) <= limit:
+        return text
+    raw = text.encode()
+    keep = raw[:limit - 80].decode(errors="ignore")
+    cut = max(keep.rfind(" | "), keep.rfind(", "), keep.rfind(" > "))
+    keep = keep[:cut] if cut > 0 else keep
+    return f"{keep} ... ({len(raw) - len(keep.encode())} more bytes of ops left out)"
+
+
 def time_split(median_ms: float | None, onednn_ms: float, reorder_ms: float) -> tuple[float, float, float] | None:
     """(oneDNN compute, reorders, the rest) of a median, from one traced call's primitive times.
 

@@ -75,3 +75,32 @@ def test_profile_call_keeps_only_the_callers_thread_and_starts_at_zero():
     assert prof.ops and prof.ops[0].depth == 0 and prof.ops[0].start_us == 0
     assert prof.ops[0].name == "aten::conv2d"
     assert all(o.dur_us >= 0 for o in prof.ops)
+
+
+def _csv_cells(chain):
+    """The run CSV of one result whose aten_ops is `chain`, read back with csv at its default field limit."""
+    import csv
+    import io
+
+    from explorer.core.problem.spec import parse_descriptor
+    from explorer.core.report.results import Result, rows_to_csv_text
+
+    r = Result(spec=parse_descriptor("mb1ic4ih8oc4oh8kh3ph1"), path="dense", threads=1, aten_ops=chain)
+    rows = list(csv.DictReader(io.StringIO(rows_to_csv_text([r.row()]))))
+    return rows[0]
+
+
+def test_a_whole_models_aten_chain_fits_a_csv_cell_read_at_the_default_limit():
+    """main wrote the chain as it was: 20,000 ops made a 400 KB cell that csv refuses ('field larger than
+    field limit')."""
+    chain = chain_text([AtenOp(f"aten::op_{i}", 0, float(i), 1.0) for i in range(20000)])
+    row = _csv_cells(chain)
+    assert all(len(v.encode()) <= 32 * 1024 for v in row.values())
+    cell = row["aten_ops"]
+    assert cell.startswith("aten::op_0 | aten::op_1 | ") and "more bytes of ops left out" in cell
+
+
+def test_repeated_top_level_ops_are_one_entry_with_their_count():
+    ops = [AtenOp("aten::conv2d", 0, 0.0, 1.0)] + [AtenOp("aten::add_", 0, float(i), 1.0) for i in range(1, 3001)]
+    cell = _csv_cells(chain_text(ops))["aten_ops"]
+    assert cell == "aten::conv2d | aten::add_ (x3000)"
