@@ -66,7 +66,13 @@ def channels_last_format(inp: ModelInput, conv_dims=None):
 def mkldnn_blockers(model) -> list[str]:
     """Modules torch.utils.mkldnn.to_mkldnn cannot convert faithfully, one sentence each: it swaps every
     nn.Conv1d/2d/3d (subclasses too) for an MkldnnConv ScriptModule, which drops the subclass's own forward
-    and cannot take its child modules ("Cannot re-assign modules in a ScriptModule with non-scripted module")."""
+    and cannot take its child modules ("Cannot re-assign modules in a ScriptModule with non-scripted module").
+    The same holds for every other type it swaps (nn.Linear, nn.BatchNorm2d/3d, nn.PReLU): a subclass with
+    child modules (timm's BatchNormAct2d, with 'drop' and 'act') fails inside torch with "tried to replace
+    existing module 'drop'", which names neither the module nor its class."""
+    from torch import nn
+
+    swapped = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm2d, nn.BatchNorm3d, nn.PReLU)
     out = []
     for name, m in model.named_modules():
         what = own_forward(m) if name else ""
@@ -75,6 +81,17 @@ def mkldnn_blockers(model) -> list[str]:
             out.append(f"{name} ({type(m).__name__}) is an nn.{base} subclass with {what}, which to_mkldnn's "
                        f"Mkldnn{base} would drop; make it a plain nn.{base} (its padding as an nn.ZeroPad{base[-2:]} "
                        f"before it) for this mode")
+            continue
+        kids = [k for k, _ in m.named_children()]
+        base = next((b for b in swapped if isinstance(m, b)), None)
+        if name and kids and base is not None:
+            mk = {nn.BatchNorm2d: "MkldnnBatchNorm", nn.BatchNorm3d: "MkldnnBatchNorm",
+                  nn.PReLU: "MkldnnPrelu"}.get(base, f"Mkldnn{base.__name__}")  # torch.utils.mkldnn's names
+            out.append(f"{name} ({type(m).__name__}) is an nn.{base.__name__} subclass with child module"
+                       f"{'s' if len(kids) > 1 else ''} {', '.join(repr(k) for k in kids)}, which to_mkldnn "
+                       f"replaces by its {mk} ScriptModule, one that cannot hold them; for this mode make it a plain "
+                       f"nn.{base.__name__} with those modules after it as modules of their own, or use "
+                       f"channels_last")
     return out
 
 

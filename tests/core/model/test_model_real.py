@@ -135,6 +135,30 @@ class Keyword(nn.Module):
         return self.conv(pixel_values) * scale
 
 
+class BatchNormAct2d(nn.BatchNorm2d):
+    """timm's norm + act: an nn.BatchNorm2d subclass with 'drop' and 'act' children its forward runs."""
+
+    def __init__(self, c):
+        super().__init__(c)
+        self.drop, self.act = nn.Identity(), nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.drop(super().forward(x)))
+
+
+class NormAct(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 4, 3, padding=1), BatchNormAct2d(4)
+
+    def forward(self, x):
+        return self.bn1(self.conv1(x))
+
+
+def norm_act():
+    return NormAct()
+
+
 def eff():
     return Eff()
 
@@ -216,6 +240,19 @@ def test_a_model_of_conv_subclasses_is_predicted_and_to_mkldnn_names_the_module_
     assert m.error.startswith("to_mkldnn: stem (SamePadConv) is an nn.Conv2d subclass with its own forward with "
                               "child module 'static_padding'") and "make it a plain nn.Conv2d" in m.error
     assert "Cannot re-assign" not in m.error
+
+
+def test_to_mkldnn_names_a_batchnorm_subclass_with_children_by_path_and_class(zoo):
+    """Issue 36, main: to_mkldnn was status 'error' with torch's "tried to replace existing module 'drop'" and
+    no module path (only childless modules were tried one by one), then 'leave it out of the conversion'."""
+    rep = _run(f"{zoo}:norm_act", "1,3,8,8", modes=("nchw", "to_mkldnn"), paths=("dense",))
+    assert rep.mode("nchw").status == "ok"
+    m = rep.mode("to_mkldnn")
+    assert m.status == "unsupported" and "\n" not in m.error, (m.status, m.error)
+    assert m.error.startswith("to_mkldnn: bn1 (BatchNormAct2d) is an nn.BatchNorm2d subclass with child modules "
+                              "'drop', 'act'"), m.error
+    assert "MkldnnBatchNorm" in m.error and "make it a plain nn.BatchNorm2d" in m.error
+    assert "tried to replace" not in m.error and "leave it out" not in m.error
 
 
 def test_the_functional_conv_runs_inside_the_remainder_and_is_not_counted_twice(zoo):
