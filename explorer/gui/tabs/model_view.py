@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -46,6 +45,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.model.drift import drift_label
 from explorer.gui.common.colors import path_color
 from explorer.gui.common.doubt import approx, hatch_brush, is_noisy
+from explorer.gui.common.inputs import ask_save_path
 from explorer.gui.jobs.worker import ModelController
 from explorer.gui.jobs.worker import live_threads as live_threads  # the one registry of job threads
 
@@ -573,7 +573,7 @@ class ModelView(QWidget):
         if path is None:
             if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS") == "1":
                 return False
-            path, _ = QFileDialog.getSaveFileName(self, "Export model CSV", "model.csv", "CSV (*.csv)")
+            path = ask_save_path(self, "Export model CSV", "model.csv", "CSV (*.csv)")
             if not path:
                 return False
         try:

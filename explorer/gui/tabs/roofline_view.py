@@ -28,13 +28,14 @@ import os
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from explorer.gui.charts.chart_axes import log_axes
 from explorer.gui.charts.chart_base import HoverLabel, nearest
 from explorer.gui.common.colors import ordered, path_color, theme
 from explorer.gui.common.doubt import MARK_NAME, mark_color, mark_pen
 from explorer.gui.common.export import export_plot
+from explorer.gui.common.inputs import ask_save_path
 
 SYMBOLS = {"f32": "o", "bf16": "t", "f16": "s"}
 REDRAW_MS = 50  # session changes while the tab is in view are drawn at most this often
@@ -350,8 +351,7 @@ class RooflineView(QWidget):
     def _export_dialog(self) -> None:
         if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export roofline", "roofline.png",
-                                              "PNG image (*.png);;SVG image (*.svg)")
+        path = ask_save_path(self, "Export roofline", "roofline.png", "PNG image (*.png);;SVG image (*.svg)")
         if path:
             self.export(path)
 

@@ -60,6 +60,7 @@ from explorer.gui.charts.line_charts import LineChart, SpeedupChart
 from explorer.gui.common.colors import path_color, qcolor, theme
 from explorer.gui.common.doubt import DoubtBanner, banner_text
 from explorer.gui.common.export import export_plot
+from explorer.gui.common.inputs import ask_save_path
 from explorer.gui.common.widgets import FlowLayout
 from explorer.gui.jobs.sweep_worker import SweepController
 
@@ -709,8 +710,7 @@ class SweepView(QWidget):
     def _export_dialog(self) -> None:
         if os.environ.get("MKLDNN_EXPLORER_NO_DIALOGS"):
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export sweep rows as CSV", os.path.join(os.getcwd(), "sweep.csv"),
-                                              "CSV files (*.csv)")
+        path = ask_save_path(self, "Export sweep rows as CSV", os.path.join(os.getcwd(), "sweep.csv"), "CSV files (*.csv)")
         if path:
             self.export_csv(path)
 

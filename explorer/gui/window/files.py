@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from explorer.core.errors import ExplorerError
 from explorer.gui.common.export import export_plot
+from explorer.gui.common.inputs import ask_save_path
 
 
 class WindowFiles:
@@ -18,8 +19,8 @@ class WindowFiles:
     def _ask_path(self, caption: str, filters: str, default: str, save: bool = True) -> str | None:
         start = str(Path(self._last_dir()) / default)
         if save:
-            # Qt's dialog asks before replacing an existing file.
-            path, _ = QFileDialog.getSaveFileName(self, caption, start, filters)
+            # Qt's dialog asks before replacing an existing file; the filter's extension is added when none was typed.
+            path = ask_save_path(self, caption, start, filters)
         else:
             path, _ = QFileDialog.getOpenFileName(self, caption, str(self._last_dir()), filters)
         if path and self.settings is not None:

@@ -39,6 +39,7 @@ from explorer.core.jobs.events import PathFinished, PathRetry, PathStarted, Samp
 from explorer.core.session.state import RunFinished, RunStarted, SessionState
 from explorer.gui.common import colors
 from explorer.gui.common.doubt import DoubtBanner
+from explorer.gui.common.inputs import guard_wheel
 from explorer.gui.common.session_bridge import SessionBridge
 from explorer.gui.jobs.worker import RunController
 from explorer.gui.run.param_panel import ParamPanel
@@ -321,6 +322,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.resize(1440, 900)  # the app shrinks it to the screen (resize_within_screen)
         self.resizeDocks([self.param_dock], [scroll.minimumWidth()], Qt.Horizontal)
         self._load_peak()
+        # The wheel scrolls the panels; it edits a spin box or combo box only once clicked or tabbed to (#38).
+        guard_wheel(self)
 
     # ---- run ---------------------------------------------------------------------------------------------
     @property
@@ -641,6 +644,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        guard_wheel(self)  # inputs built since __init__ too (each is guarded once)
         if not self._sized:
             self._sized = True
             self.fit_splitters()
