@@ -101,3 +101,31 @@ def test_one_real_fresh_script(tmp_path, capsys):
     assert "import explorer" not in text and "MALLOC_MMAP_THRESHOLD_=33554432" in text  # the printed variables
     assert (not row["verify_note"]) == (0.9 <= row["verify_ratio"] <= 1.1)
     assert "fresh script ms" in capsys.readouterr().out
+
+
+def test_a_relative_csv_is_checked_in_a_real_subprocess(tmp_path):
+    """#33: a relative --csv once doubled the scripts' folder (rel-verify/rel-verify/...py), so nothing was
+    checked and the run still exited 0. Run from a tmp cwd, as a user would."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MKLDNN_EXPLORER_CACHE=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-m", "explorer", "run", "mb1ic4ih5oc4oh5kh3ph1", "--paths", "dense",
+                        "--budget-ms", "20", "--threads", "1", "--no-trace", "--verify", "--csv", "rel.csv"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    (row,) = read_csv(tmp_path / "rel.csv")
+    assert "gave no figure" not in row["verify_note"]
+    assert row["verify_median_ms"] > 0
+    script = Path(row["verify_script"])
+    assert script.is_absolute() and script.is_file() and script.parent == tmp_path / "rel-verify"
+
+
+def test_a_file_where_the_scripts_folder_should_be_is_one_sentence(fake_script, tmp_path, capsys):
+    (tmp_path / "r-verify").write_text("in the way\n")
+    code = main(["run", *TINY, "--verify", "--csv", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err and "r-verify" in err
+    assert (tmp_path / "r-verify").read_text() == "in the way\n"

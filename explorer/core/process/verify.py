@@ -134,8 +134,13 @@ def script_name(res: Result) -> str:
 
 def write_script(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5) -> Path:
     """Write the row's script into `folder` (made if absent). Never replaces a file this module did not write."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder).absolute()  # the script runs with its folder as cwd: a relative path would be doubled
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the fresh scripts' folder {folder}: "
+                         f"{exc.strerror or exc}; choose another --csv folder or remove what is there.",
+                         "verify") from None
     path = folder / script_name(res)
     if path.exists() or path.is_symlink():
         own = path.is_file() and not path.is_symlink() and _starts_with_marker(path)
@@ -143,8 +148,12 @@ def write_script(res: Result, folder: str | os.PathLike, min_run_time: float = 0
             raise InputError(f"{path} exists and is not a script this tool wrote; remove it or choose another folder.",
                              "verify")
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(script_text(res, min_run_time))
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(script_text(res, min_run_time))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the fresh script into {folder}: {exc.strerror or exc}; "
+                         "choose a folder you can write to.", "verify") from None
     return path
 
 
@@ -165,6 +174,7 @@ def run_script(path: str | os.PathLike, allocator: str, python: str | None = Non
         else:
             env[k] = v
     env.pop("MKLDNN_EXPLORER_ALLOCATOR", None)  # the user's script is not the tool's process
+    path = Path(path).absolute()  # run with its folder as cwd: the path must not be relative to ours
     p = subprocess.run([python or sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=timeout_s,
                        cwd=str(Path(path).parent))
     if p.returncode:
@@ -214,7 +224,7 @@ def apply(res: Result, v: Verified) -> None:
 def default_folder(csv_path: str | None) -> Path:
     """Next to the CSV (`<name>-verify/`), else the cache folder's `verify/`."""
     if csv_path:
-        p = Path(csv_path)
+        p = Path(csv_path).absolute()  # resolved once: the scripts run with this folder as their cwd
         return p.with_name(p.stem + "-verify")
     from explorer.core.measure.host import cache_dir
 

@@ -322,6 +322,42 @@ def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results
     atomic_write_text(path, text + "\n")
 
 
+# The numbers a run may carry, as the window's fields and RunOptions take them (core.jobs.options): a larger or
+# non-finite figure in a settings or session file is refused (session) or reset (settings), never passed on.
+MAX_BUDGET_MS = 600_000.0
+MAX_THREADS = 4096  # far above any machine's cores; a session from a bigger machine still opens
+DEFAULT_SETTINGS_BUDGET_MS = 500.0
+
+
+def _budget_ok(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and 0 < v <= MAX_BUDGET_MS)
+
+
+def settings_numbers(threads, budget_ms, cores: int | None = None) -> tuple[int, float, list[str]]:
+    """The window's stored threads (0 = auto) and budget, as read from its settings file (text or numbers):
+    anything unreadable, non-finite or out of range is reset to the default, with one sentence for each."""
+    cores = cores or os.cpu_count() or 1
+    notes: list[str] = []
+    try:
+        t = float(threads if threads is not None else 0)
+        t_ok = math.isfinite(t) and t == int(t) and 0 <= t <= cores
+    except (TypeError, ValueError, OverflowError):
+        t_ok = False
+    if not t_ok:
+        notes.append(f"the settings' threads {str(threads)[:40]!r} is not a whole number from 0 to {cores}; "
+                     "reset to auto.")
+    try:
+        b = float(budget_ms if budget_ms is not None else DEFAULT_SETTINGS_BUDGET_MS)
+        b_ok = _budget_ok(b) and b >= 1
+    except (TypeError, ValueError, OverflowError):
+        b_ok = False
+    if not b_ok:
+        notes.append(f"the settings' budget_ms {str(budget_ms)[:40]!r} is not a number from 1 to "
+                     f"{MAX_BUDGET_MS:.0f}; reset to {DEFAULT_SETTINGS_BUDGET_MS:.0f} ms.")
+    return (int(t) if t_ok else 0), (b if b_ok else DEFAULT_SETTINGS_BUDGET_MS), notes
+
+
 def _check_options(o, where: str = "options") -> dict:
     if o is None:
         return {}
@@ -338,11 +374,14 @@ def _check_options(o, where: str = "options") -> dict:
         if unknown:
             raise InputError(f"{where}.paths names unknown path {unknown[0]!r}; known: {', '.join(PATHS)}.", "session")
     threads = out.get("threads")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise InputError(f"{where}.threads must be a positive whole number or null, got {threads!r}.", "session")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
+                                or not 1 <= threads <= MAX_THREADS):
+        raise InputError(f"{where}.threads must be a whole number from 1 to {MAX_THREADS} or null, "
+                         f"got {str(threads)[:40]!r}.", "session")
     budget = out.get("budget_ms")
-    if budget is not None and (not isinstance(budget, (int, float)) or isinstance(budget, bool) or budget <= 0):
-        raise InputError(f"{where}.budget_ms must be a positive number, got {budget!r}.", "session")
+    if budget is not None and not _budget_ok(budget):
+        raise InputError(f"{where}.budget_ms must be a finite number above 0 and at most {MAX_BUDGET_MS:.0f}, "
+                         f"got {str(budget)[:40]!r}.", "session")
     return out
 
 

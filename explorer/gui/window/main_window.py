@@ -571,11 +571,11 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         paths = s.value("paths")
         if isinstance(paths, str):
             paths = [p for p in paths.split(",") if p]
-        try:
-            threads = int(s.value("threads", 0))
-            budget = float(s.value("budget_ms", 500))
-        except (TypeError, ValueError):
-            threads, budget = 0, 500.0
+        from explorer.core.session.store import settings_numbers
+
+        threads, budget, notes = settings_numbers(s.value("threads", 0), s.value("budget_ms", 500))
+        if notes:
+            self.status_label.setText(" ".join(n[0].upper() + n[1:] for n in notes))
         trace = str(s.value("trace", "true")).lower() in ("true", "1")
         self.panel.set_options(paths or None, threads, budget, trace)
         base = s.value("baseline", "")
