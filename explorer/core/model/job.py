@@ -14,7 +14,6 @@ from explorer.core.model.inventory import Inventory, Layer, take_inventory
 from explorer.core.model.load import load_model, make_input, parse_inputs
 from explorer.core.model.modes import run_mode
 from explorer.core.model.report import (
-    MODE_PATH,
     LayerSummary,
     ModeFinished,
     ModelFinished,
@@ -23,6 +22,7 @@ from explorer.core.model.report import (
     ModelStarted,
     ModeResult,
     ModeStarted,
+    mode_path,
     summarize_layer,
 )
 from explorer.core.model.sequence import strided_input
@@ -200,7 +200,7 @@ def _reference(summaries):
 def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> None:
     if res.status != "ok" or res.remainder_ms is None:
         return
-    path = MODE_PATH[res.mode]
+    path = mode_path(res)
     first = inv.sites[0].module if inv.sites else None
     inside = {site.module for site in inv.inside_sites()}  # not stubbed: timed inside the remainder
     conv = 0.0
@@ -286,7 +286,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
 
     f32_table = any(s.layer.spec is not None and s.layer.spec.dtype != "bf16" for s in summaries)
     for r in results:
-        path = MODE_PATH[r.mode]
+        path = mode_path(r)
         if r.mode in BF16_MODES and f32_table:  # its convs are bf16: an f32 per-layer table says nothing of them
             path = None
         faster = total = 0

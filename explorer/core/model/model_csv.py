@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from explorer.core.model.inventory import Inventory, Layer
-from explorer.core.model.report import MODE_PATH, LayerSummary, ModelReport, ModeResult
+from explorer.core.model.report import LayerSummary, ModelReport, ModeResult, mode_path
 
 MODEL_COLUMNS_HEAD = ("kind", "model", "input_shape", "count", "modules", "best_path", "best_ms", "margin",
                       "mode", "measured_ms", "predicted_ms", "speedup", "predicted_speedup", "conv_ms",
@@ -53,7 +53,7 @@ def layer_path_row(inv: Inventory, lay: Layer, result, in_sequence: float | None
 
 def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
     row = {"kind": "mode", "model": inv.model, "input_shape": "x".join(map(str, inv.input_shape)),
-           "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": MODE_PATH[r.mode],
+           "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": mode_path(r),
            "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
            "note": "; ".join(n for n in (r.mode_note, r.predict_note, r.convs_in_model_note and
                                          f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}

@@ -11,7 +11,7 @@ from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 from explorer.core.model.inplace import convs_in_forward_ms
 from explorer.core.model.inventory import Inventory
 from explorer.core.model.load import ModelInput
-from explorer.core.model.report import BF16_MODES, MODE_PATH, ModelOptions, ModeResult
+from explorer.core.model.report import BF16_MODES, ModelOptions, ModeResult, mode_path
 from explorer.core.model.sequence import build_sequence, time_sequence
 from explorer.core.model.surgery import (
     compare_outputs,
@@ -41,6 +41,7 @@ class PreparedMode:
     graph_cut_error: str = ""  # why the graph could not be cut (the eager stand-ins are used then)
     compile_ms: float | None = None  # compiled: its compile time (the first call), apart from the timed loop
     predict_why: str = ""  # why the mode has no remainder (so no prediction), when it is not the TorchScript case
+    conv_path: str = ""  # the per-layer path its convs run on, when not MODE_PATH's (report.mode_path)
 
 
 def as_input(x) -> ModelInput:
@@ -48,9 +49,9 @@ def as_input(x) -> ModelInput:
     return x if isinstance(x, ModelInput) else ModelInput((x,))
 
 
-def channels_last_format(inp: ModelInput, conv_dims=None):
+def channels_last_or_none(inp: ModelInput, conv_dims=None):
     """The channels-last format of the model's convs (channels_last for 2-D ones, channels_last_3d for 3-D
-    ones; from the input ranks when the convs are not known). Raises NotImplementedError for 1-D convs only."""
+    ones; from the input ranks when the convs are not known), or None when they are 1-D (none exists)."""
     import torch
 
     dims = set(conv_dims or ()) or {t.dim() - 2 for t in inp.tensors()}
@@ -58,6 +59,14 @@ def channels_last_format(inp: ModelInput, conv_dims=None):
         return torch.channels_last
     if 3 in dims:
         return torch.channels_last_3d
+    return None
+
+
+def channels_last_format(inp: ModelInput, conv_dims=None):
+    """channels_last_or_none, for the channels_last mode: raises NotImplementedError for 1-D convs."""
+    fmt = channels_last_or_none(inp, conv_dims)
+    if fmt is not None:
+        return fmt
     raise NotImplementedError("channels_last: the model's convolutions are 1-D, and PyTorch has no channels-last "
                               "memory format for them (torch.channels_last needs 4-D tensors): it would be the "
                               "model as it is")
@@ -193,7 +202,8 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
     if mode == "autocast_bf16":
         from explorer.core.model.modern.compiled import prepare_autocast
 
-        return PreparedMode(**prepare_autocast(model, inp, dtype, channels_last_format(inp, conv_dims)))
+        # channels_last is the mode's option, not its precondition: 1-D convs run autocast on the model as it is
+        return PreparedMode(**prepare_autocast(model, inp, dtype, channels_last_or_none(inp, conv_dims)))
     raise ValueError(mode)
 
 
@@ -258,7 +268,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         if bf16 and ref_f32 is not None:
             res.f32_max_abs_err, res.f32_rel_err = compare_outputs(out, ref_f32)
         del out
-        res.compile_ms = prep.compile_ms
+        res.compile_ms, res.conv_path = prep.compile_ms, prep.conv_path
         res.mode_note = _modern_note(mode, prep, res, bf16 and ref_f32 is not None)
         wrong = wrong_output(res.max_abs_err, res.rel_err, "bf16" if mode in BF16_MODES else dtype)
         if wrong:  # never timed, so never a speedup nor the answer
@@ -453,7 +463,7 @@ def _conv_sequence(res: ModeResult, inv: Inventory, tensors: dict, prep: Prepare
 
         inv = dataclasses.replace(inv, sites=[site for site in inv.sites if site.stubbable])
     try:
-        seq, why = build_sequence(res.mode, MODE_PATH[res.mode], inv, tensors)
+        seq, why = build_sequence(res.mode, mode_path(res), inv, tensors)
     except Exception as e:  # noqa: BLE001 - the prediction falls back to the per-layer table
         seq, why = None, f"{type(e).__name__}: {one_line(e)}"
     if seq is None:

@@ -20,7 +20,8 @@ MODE_HELP = {
     "to_mkldnn": "torch.utils.mkldnn.to_mkldnn(model); x.to_mkldnn() in and .to_dense() out, per forward",
     "jit_mkldnn": "torch.jit.freeze + torch.jit.optimize_for_inference (PyTorch's own route to MKLDNN layouts)",
     "compiled": "torch.compile (inductor, freezing on); compiled before the timed loop, compile time apart",
-    "autocast_bf16": "torch.autocast('cpu', torch.bfloat16) on the channels_last model",
+    "autocast_bf16": "torch.autocast('cpu', torch.bfloat16) on the channels_last model (on the model as it is "
+                     "when its convs are 1-D, which have no channels-last format)",
 }
 MODE_PATH = {"nchw": "dense", "channels_last": "channels_last", "to_mkldnn": "mkldnn", "jit_mkldnn": "mkldnn",
              "compiled": "compiled", "autocast_bf16": "channels_last"}
@@ -28,6 +29,19 @@ MODE_LABEL = {"nchw": "model as it is", "channels_last": "channels_last", "to_mk
               "jit_mkldnn": "jit.freeze+optimize_for_inference", "compiled": "torch.compile (freezing)",
               "autocast_bf16": "autocast bf16 (channels_last)"}
 DEFAULT_MODE_BUDGET_MS = 2000.0
+
+
+def mode_path(r: ModeResult) -> str:
+    """The per-layer path a mode's convs run on: MODE_PATH's, unless the mode ran them on another one here
+    (autocast_bf16 on a model of 1-D convs: the model as it is, so dense)."""
+    return r.conv_path or MODE_PATH[r.mode]
+
+
+def mode_label(r: ModeResult) -> str:
+    """The mode's name in a table or a line, saying which memory format it ran when that is not its usual one."""
+    if r.mode == "autocast_bf16" and r.conv_path == "dense":
+        return "autocast bf16 (model as it is)"
+    return MODE_LABEL.get(r.mode, r.mode)
 
 
 # ---- events -----------------------------------------------------------------------------------------
@@ -102,6 +116,7 @@ class ModeResult:
     f32_max_abs_err: float | None = None  # a bf16 mode or a bf16 plan: its output against the f32 model as it is
     f32_rel_err: float | None = None
     mode_note: str = ""  # what the mode is here: its compile time, its f32 error, no fast bf16 on this CPU
+    conv_path: str = ""  # the path its convs ran on when not MODE_PATH's (autocast_bf16 on 1-D convs: dense)
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
     speedup: float | None = None  # nchw measured / this measured
@@ -207,7 +222,7 @@ def speed_words(speedup: float) -> str:
 
 def mode_line(r: ModeResult) -> str:
     """One mode in one line: '~' and 'uncertain' when a figure behind it is noisy."""
-    label = MODE_LABEL[r.mode]
+    label = mode_label(r)
     if r.status == "wrong output":
         return f"{label}: wrong output: {r.error}"
     if r.status != "ok":

@@ -495,7 +495,7 @@ class ModelView(QWidget):
             t.setColumnWidth(c, max(min(t.columnWidth(c), caps.get(c, 110)), hh.sectionSizeHint(c)))
 
     def _fill_modes(self, modes) -> None:
-        from explorer.core.model.report import MODE_LABEL
+        from explorer.core.model.report import mode_label
 
         t = self.modes_table
         t.clearSpans()
@@ -505,7 +505,7 @@ class ModelView(QWidget):
             t_ = "~" if r.uncertain else ""
             agree = r.predicted_ms / r.measured_ms if ok and r.predicted_ms and r.measured_ms else None
             cells = [
-                QTableWidgetItem(MODE_LABEL.get(r.mode, r.mode)), QTableWidgetItem(r.status),
+                QTableWidgetItem(mode_label(r)), QTableWidgetItem(r.status),
                 _Num(("~" if r.noisy else "") + f"{r.measured_ms:.4g}" if ok else "", r.measured_ms),
                 _Num(("~" if r.predicted_noisy else "") + f"{r.predicted_ms:.4g}" if r.predicted_ms else "",
                      r.predicted_ms),

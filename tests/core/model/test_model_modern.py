@@ -176,3 +176,53 @@ def test_a_bf16_to_mkldnn_a_cpu_cannot_convert_names_the_module_and_what_to_chan
     assert r.status != "ok"
     assert "(converting 0, Conv2d)" in r.error, r.error
     assert "run the bf16 plan on a CPU with AVX-512 or AVX-NE-CONVERT, or this mode with --dtype f32" in r.error
+
+
+def _net_1d():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv1d(1, 8, 16, stride=8), nn.ReLU(), nn.Conv1d(8, 8, 3, padding=1)).eval()
+
+
+def test_autocast_bf16_runs_a_model_of_1d_convs_as_it_is():
+    # issue #37 (asteroid's ConvTasNet, input 1,16000): channels_last is the mode's option, not its precondition
+    net = _net_1d()
+    x = torch.randn(1, 1, 400, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ref = net(x)
+    mopts = model_report.ModelOptions(modes=("nchw", "channels_last", "autocast_bf16"), mode_budget_ms=20,
+                                      min_samples=3).validate()
+    r = model_modes.run_mode("autocast_bf16", net, x, "f32", ref, mopts, lambda: False, None, None, ref)
+    assert r.status == "ok", r.error
+    assert not r.error
+    assert "on the model as it is" in r.mode_note and "channels_last model" not in r.mode_note
+    assert r.conv_path == "dense" and model_report.mode_path(r) == "dense"
+    assert model_report.mode_label(r) == "autocast bf16 (model as it is)"
+    assert r.f32_rel_err is not None and 0 < r.f32_rel_err < 5e-2  # it did compute in bf16
+    cl = model_modes.run_mode("channels_last", net, x, "f32", ref, mopts, lambda: False, None, None, ref)
+    assert cl.status != "ok" and "1-D" in cl.error  # the channels_last mode itself still says why not
+
+
+def test_autocast_bf16_keeps_channels_last_for_2d_convs():
+    r = _run("autocast_bf16")
+    assert r.status == "ok", r.error
+    assert "on the channels_last model" in r.mode_note
+    assert r.conv_path == "" and model_report.mode_path(r) == "channels_last"
+    assert model_report.mode_label(r) == "autocast bf16 (channels_last)"
+
+
+def test_a_bf16_plan_predicts_autocast_on_1d_convs_from_their_dense_times(tmp_path):
+    from explorer.core.jobs.options import RunOptions
+    from explorer.core.model.job import iter_model
+    from explorer.core.model.report import ModelFinished
+
+    (tmp_path / "one_d.py").write_text(
+        "from torch import nn\n\n\ndef make():\n"
+        "    return nn.Sequential(nn.Conv1d(1, 8, 16, stride=8), nn.ReLU(), nn.Conv1d(8, 8, 3, padding=1))\n")
+    ropts = RunOptions(paths=("dense", "channels_last"), budget_ms=5, min_samples=3, trace=False)
+    mopts = model_report.ModelOptions(modes=("nchw", "autocast_bf16"), mode_budget_ms=20, min_samples=3)
+    report = [e for e in iter_model(f"{tmp_path / 'one_d.py'}:make", "1,1,400", dtype="bf16", run_opts=ropts,
+                                    model_opts=mopts, threads=1) if isinstance(e, ModelFinished)][0].report
+    auto = report.mode("autocast_bf16")
+    assert auto.status == "ok", auto.error
+    assert auto.remainder_ms is not None and auto.predicted_ms is not None, auto.predict_note
+    assert "autocast bf16 (model as it is)" in model_report.mode_line(auto)

@@ -332,7 +332,7 @@ def test_a_transposed_conv_runs_inside_the_remainder_and_the_model_is_still_pred
         r = rep.mode(mode)
         assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note)
         assert "1 convs are transposed (ConvTranspose3d, first: up)" in r.predict_note
-        down = next(s for s in rep.layers if s.layer.name == "down").results[model_job.MODE_PATH[mode]]
+        down = next(s for s in rep.layers if s.layer.name == "down").results[model_report.mode_path(r)]
         assert r.conv_alone_ms == pytest.approx(down.median_ms)  # the transposed one is in the remainder only
     assert [s.module for s in rep.inventory.transposed_sites()] == ["up"]
 

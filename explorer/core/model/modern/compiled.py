@@ -41,22 +41,30 @@ def prepare_compiled(model, inp) -> dict:
 
 
 def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
-    """`inp` is the model's input (a ModelInput), `fmt` the channels-last format of its convs. The channels_last model under torch.autocast("cpu", torch.bfloat16), the way users try bf16 on a whole
-    model. Predicted only in a bf16 plan, where the per-layer channels_last times are bf16 convs: then the
-    remainder is the stubbed channels_last model under the same autocast."""
+    """`inp` is the model's input (a ModelInput), `fmt` the channels-last format of its convs, or None when they
+    have none (1-D convs): the model in that format (or as it is) under torch.autocast("cpu", torch.bfloat16),
+    the way users try bf16 on a whole model. Predicted only in a bf16 plan, where the per-layer times of its
+    path (channels_last, or dense for the model as it is) are bf16 convs: then the remainder is the stubbed
+    model under the same autocast."""
     import torch
 
     from explorer.core.model.surgery import copy_model, stub_convs
 
-    m = copy_model(model).to(memory_format=fmt)
-    xc = inp.to_memory_format(fmt)
+    def laid_out(mod):
+        return mod if fmt is None else mod.to(memory_format=fmt)
+
+    def model_input():
+        return inp if fmt is None else inp.to_memory_format(fmt)
+
+    m = laid_out(copy_model(model))
+    xc = model_input()
 
     def fn():
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            return inp.to_memory_format(fmt).call(m)
+            return model_input().call(m)
 
     def rem():
-        m2 = copy_model(model).to(memory_format=fmt)
+        m2 = laid_out(copy_model(model))
 
         def stubbed():
             with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -65,7 +73,12 @@ def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
         return stubbed if stub_convs(m2, stubbed) else None
 
     bf16_plan = dtype == "bf16"
-    note = "torch.autocast('cpu', torch.bfloat16) on the channels_last model"
+    if fmt is None:
+        note = ("torch.autocast('cpu', torch.bfloat16) on the model as it is (its convs are 1-D, which have no "
+                "channels-last format)")
+    else:
+        note = f"torch.autocast('cpu', torch.bfloat16) on the {str(fmt).removeprefix('torch.')} model"
+    convert = [("input to channels_last", model_input)] if bf16_plan and fmt is not None else []
     return {"fn": fn, "model": m, "remainder": rem if bf16_plan else None, "note": note,
-            "conversions": [("input to channels_last", lambda: inp.to_memory_format(fmt))] if bf16_plan else [],
+            "conversions": convert, "conv_path": "dense" if fmt is None else "",
             "predict_why": "" if bf16_plan else AUTOCAST_F32_WHY}
