@@ -274,15 +274,26 @@ class Plan:
     target: str | None  # the CSV rows are written to
     rows: list = field(default_factory=list)  # the resumed CSV's rows, written again first
     done: set = field(default_factory=set)  # their identities (with the host for --every-host)
-    already: int = 0  # problems the resumed CSV holds (local and spread runs)
+    already: int = 0  # problems of this run (after --shard) whose rows are all in the resumed CSV
+    partly: int = 0  # problems with some of their rows there: only their other paths run
+    rewrite: bool = False  # the resumed CSV is of an older version (no problem_index): rewritten with it
 
 
-def fleet_plan(points: list, args) -> Plan:
-    """Apply --shard and --resume; check the CSV target before any work (one sentence when wrong)."""
+def fleet_plan(points: list, args, source: str = "this list") -> Plan:
+    """Apply --shard and --resume; check the CSV target before any work (one sentence when wrong).
+    `points`: the whole list (resumed rows are matched to it before --shard); `source` names it."""
     from explorer.core.errors import InputError
     from explorer.core.fleet.hosts import CLUSTER_COLUMNS
-    from explorer.core.fleet.pieces import parse_shard, point_done, resume_rows, row_identity, shard
-    from explorer.core.report.results import CSV_COLUMNS, check_writable
+    from explorer.core.fleet.pieces import (
+        match_resumed,
+        parse_shard,
+        paths_left,
+        resume_rows,
+        row_identity,
+        shard,
+        what_header_holds,
+    )
+    from explorer.core.report.results import CSV_COLUMNS, PROBLEM_COLUMN, check_writable
 
     if args.cluster:
         from explorer.core.fleet.cluster import require_dask
@@ -293,6 +304,7 @@ def fleet_plan(points: list, args) -> Plan:
                          "to write one.", "timeline")
     if args.every_host and not args.cluster:
         raise InputError("--every-host measures on every worker of a cluster: give --cluster ADDRESS too.", "cluster")
+    whole = points
     if args.shard:
         points = shard(points, *parse_shard(args.shard))
     out = Plan(points, args.csv)
@@ -301,23 +313,30 @@ def fleet_plan(points: list, args) -> Plan:
 
         header, rows = resume_rows(args.resume)
         columns = CLUSTER_COLUMNS if args.cluster else CSV_COLUMNS
-        if tuple(header) != tuple(columns):
-            if tuple(header) == CSV_COLUMNS:
-                why = "a local run's rows (no host columns); resume it without --cluster"
-            elif tuple(header) == CLUSTER_COLUMNS:
-                why = "a cluster run's rows (host columns); resume it with --cluster"
-            else:
-                why = "columns this version does not write; start a new CSV"
-            raise InputError(f"{args.resume!r} holds {why}.", "resume")
+        if tuple(header) not in (columns, tuple(c for c in columns if c != PROBLEM_COLUMN)):
+            holds = what_header_holds(header)
+            hint = {"a local run's rows (no host columns)": "resume it without --cluster",
+                    "a cluster run's rows (host columns)": "resume it with --cluster"}.get(holds)
+            expected = "a CSV that batch or sweep wrote" + (" with --cluster" if args.cluster else "")
+            raise InputError(f"{args.resume!r} holds {holds}; " + (hint or f"--resume expects {expected}; start a "
+                             "new CSV") + ".", "resume")
+        resumed = match_resumed(args.resume, header, rows, whole, source)
         if args.csv and os.path.abspath(args.csv) != os.path.abspath(args.resume):
             check_writable(args.csv, overwrite=args.force)
         else:
             out.target = args.resume  # our own CSV, just read: it goes on in place
-        out.rows = rows
-        out.done = {row_identity(r, with_host=args.every_host) for r in rows}
+        out.rows, out.rewrite = resumed.rows, resumed.upgraded
+        out.done = {row_identity(r, with_host=args.every_host) for r in out.rows}
         if not args.every_host:
             opts = run_options(args)
-            kept = [p for p in points if not point_done(p, opts.paths, out.done)]
+            kept = []
+            for p in points:
+                left = paths_left(p, opts.paths, out.done)
+                if left and len(left) < len(opts.paths) and not p.skipped:
+                    p.paths = tuple(left)  # the paths it has rows for are not measured twice
+                    out.partly += 1
+                if left:
+                    kept.append(p)
             out.already, out.points = len(points) - len(kept), kept
     elif args.csv:
         check_writable(args.csv, overwrite=args.force)

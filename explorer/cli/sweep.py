@@ -20,6 +20,7 @@ from explorer.cli.common import (
     isa_note,
     measured_events,
     open_timeline,
+    plural,
     positive_int_arg,
     ratio_text,
     run_on_cluster,
@@ -34,6 +35,7 @@ from explorer.cli.common import (
 from explorer.core.measure.interference import warning_line
 
 COMMANDS: dict = {}
+_BRIEF = ("name", "desc", "dtype", "threads", "path", "status", "median_ms", "quality", "problem_index")
 
 
 def add_parsers(sub) -> None:
@@ -87,7 +89,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     dense: dict = {}
     quality_rows: list[dict] = []
     current_cols: tuple = ()
-    brief: list[dict] = []  # what a batch's network total needs of each row
+    # What a batch's network total needs of each row: every row of the CSV, the resumed ones too.
+    brief: list[dict] = [{k: r.get(k) for k in _BRIEF} for r in (resumed or [])]
     isas: list[str] = []  # oneDNN's ISA of the rows, read back
 
     def note(msg: str) -> None:
@@ -101,7 +104,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 p = ev.progress
                 note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
             elif isinstance(ev, PointSkipped):
-                brief.append({k: ev.row.get(k) for k in ("name", "desc", "dtype", "threads", "path", "status")})
+                brief.append({k: ev.row.get(k) for k in _BRIEF})
                 note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
                 table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
                 if quiet:
@@ -123,16 +126,21 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 status = "noisy" if r.status == "ok" and r.noisy else r.status
                 table.append((current_cols, r.path, status, r.error, r.median_ms, r.gflops, key))
                 brief.append({"name": r.spec.name, "desc": r.spec.desc, "dtype": r.spec.dtype, "threads": r.threads,
-                              "path": r.path, "status": r.status, "median_ms": r.median_ms, "quality": r.quality})
+                              "path": r.path, "status": r.status, "median_ms": r.median_ms, "quality": r.quality,
+                              "problem_index": r.problem_index})
                 if quiet:
                     json_rows.append(r.row())
                 sink.add(r)  # last: on a write error the row is still in the table and the recovery copy
     finally:
-        if not quiet and table:
-            print(_format_table(label_cols, table, dense))
+        if not quiet and (table or (totals and resumed)):
+            if table:
+                print(_format_table(label_cols, table, dense))
             if totals and brief:
                 from explorer.core.problem.batch import batch_summary
 
+                if resumed:
+                    print(f"every row of {sink_path}: {len(resumed)} from before, {len(brief) - len(resumed)} "
+                          "measured now")
                 print("\n".join(batch_summary(brief, "dense").lines()))
             warn = warning_line(quality_rows)
             if warn:
@@ -150,7 +158,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
 
             from explorer.core.problem.batch import batch_summary
 
-            summ = batch_summary(json_rows, "dense")
+            summ = batch_summary(brief, "dense")  # every row of the CSV, as the table's total
             out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
                                     "weighting": "each layer x its *N count",
                                     "noise_rule": "speedup and geomean leave out layers where either row is "
@@ -192,7 +200,8 @@ def cmd_sweep(args) -> int:
     varies = parse_varies(args.vary)
     spec = spec_from(args)
     _run_options_check(args)
-    plan = fleet_plan(plan_sweep(spec, varies, given=given_keys(args.desc)), args)
+    plan = fleet_plan(plan_sweep(spec, varies, given=given_keys(args.desc)), args,
+                      source=f"the sweep of {spec.descriptor()} over {' x '.join(args.vary)}")
     points = plan.points
     fields = tuple(v.field for v in varies)
     n_skip = sum(p.skipped for p in points)
@@ -217,9 +226,15 @@ def _note_plan(plan, args) -> None:
     if args.shard:
         print(f"shard {args.shard}: {len(plan.points) + plan.already} problems", file=sys.stderr)
     if args.resume:
-        print(f"resuming {args.resume}: {plan.already} problems already there, {len(plan.points)} to run"
-              + (" (per host: decided once the cluster's workers are known)" if args.every_host else ""),
+        # Counts of what is really there: its rows, and the problems of this run all of whose rows they hold.
+        print(f"resuming {args.resume}: {plural(len(plan.rows), 'row')}"
+              + ("; what each host still lacks is decided once the cluster's workers are known" if args.every_host
+                 else f", {plural(plan.already, 'problem')} already there, {len(plan.points)} to run")
+              + (f" ({plan.partly} partly there: only their missing paths run)" if plan.partly else ""),
               file=sys.stderr)
+        if plan.rewrite:
+            print(f"{args.resume} is of an older version (no problem_index column): its rows are matched to the "
+                  "list by descriptor, in order, and the CSV is written again with the column", file=sys.stderr)
 
 
 def _run_options_check(args) -> None:
@@ -237,7 +252,7 @@ def cmd_batch(args) -> int:
                                       sizes=False), args.json)
     _run_options_check(args)
     batch = load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None)
-    plan = fleet_plan(batch.points, args)
+    plan = fleet_plan(batch.points, args, source=f"batch {batch.source!r}")
     if not args.json:
         n_skip = len(batch.skipped)
         print(f"batch {batch.source}: {len(batch.points)} problems"

@@ -1,22 +1,33 @@
 """A run in pieces: shards of a problem list, the problems a CSV already holds (resume), merged CSVs.
 
-A problem's identity is what its rows say of it: (name, desc, dtype, vary) and, per row, the path; in an
---every-host run also the host. Timings never enter an identity, so pieces of one run merge to the same
-set of identities as the run in one go.
+A row's problem is its place in its list: the `problem_index` column (0-based in the whole batch file or
+sweep grid, as --shard counts), checked against the problem's (name, desc, dtype, vary), so a descriptor
+listed twice is two problems and a CSV of another list is refused. Per row, the path; in an --every-host
+run also the host. Timings never enter an identity, so pieces of one run merge to the same set of
+identities as the run in one go. A CSV of an older version (no problem_index) is matched by descriptor in
+list order (the k-th row of a descriptor and path is its k-th line) and rewritten with the column.
+
+merge streams: headers first (all of them, before anything is written), then row by row into a temp file
+renamed over the target, so its memory does not grow with the pieces.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
+import secrets
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.errors import InputError
-from explorer.core.files import atomic_write_text, check_writable, read_text
-from explorer.core.report.results import read_csv
+from explorer.core.files import check_writable, read_text, refuse_special, same_output
+from explorer.core.report.results import CSV_COLUMNS, PROBLEM_COLUMN, STATUSES, read_csv
 
 IDENTITY_COLUMNS = ("name", "desc", "dtype", "vary")
+HEADER_COLUMNS = ("desc", "path", "dtype", "threads", "status", "median_ms")  # what read_csv requires
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -39,14 +50,29 @@ def _cell(v) -> str:
     return "" if v is None else str(v)
 
 
+def _index_cell(v) -> str:
+    """problem_index as text, whether read as a number (read_csv) or as a CSV cell ('3', '3.0')."""
+    if v is None or v == "":
+        return ""
+    try:
+        return str(int(float(v)))
+    except (TypeError, ValueError, OverflowError):
+        return str(v)
+
+
 def row_identity(row: dict, with_host: bool = False) -> tuple:
-    """A row's problem, path (and host): what resume and merge compare."""
-    key = tuple(_cell(row.get(k)) for k in IDENTITY_COLUMNS) + (_cell(row.get("path")),)
+    """A row's (problem_index, name, desc, dtype, vary, path) (and host): what resume and merge compare."""
+    key = (_index_cell(row.get(PROBLEM_COLUMN)),) + tuple(_cell(row.get(k)) for k in IDENTITY_COLUMNS)
+    key += (_cell(row.get("path")),)
     return key + (_cell(row.get("host")),) if with_host else key
 
 
 def point_identity(point) -> tuple:
-    """The (name, desc, dtype, vary) its rows will carry."""
+    """The (problem_index, name, desc, dtype, vary) its rows will carry."""
+    return (str(point.index),) + _problem_of(point)
+
+
+def _problem_of(point) -> tuple:
     s = point.spec
     if s is None:  # a batch line that did not parse: its row holds the text
         import re
@@ -56,11 +82,28 @@ def point_identity(point) -> tuple:
     return (s.name or "", s.desc, s.dtype, point.label)
 
 
+def paths_left(point, paths, done: set, host: str | None = None) -> list[str]:
+    """The paths of this point with no row in `done` yet; none when it was recorded as skipped (path '')."""
+    tail = () if host is None else (host,)
+    key = point_identity(point)
+    if key + ("",) + tail in done:
+        return []
+    wanted = [""] if point.skipped else list(paths)
+    return [p for p in wanted if key + (p,) + tail not in done]
+
+
 def point_done(point, paths, done: set, host: str | None = None) -> bool:
     """Every row this point would write is in `done` (identities from row_identity)."""
-    tail = () if host is None else (host,)
-    wanted = [""] if point.skipped else list(paths)
-    return all(point_identity(point) + (p,) + tail in done for p in wanted)
+    return not paths_left(point, paths, done, host)
+
+
+# ---- resume ---------------------------------------------------------------------------------------------
+@dataclass
+class Resumed:
+    """A CSV to go on with: its rows as text cells, each with its problem_index."""
+
+    rows: list[dict]
+    upgraded: bool  # an older CSV without problem_index: the rows got it, so the file must be rewritten
 
 
 def resume_rows(path: str | os.PathLike) -> tuple[list[str], list[dict]]:
@@ -71,28 +114,183 @@ def resume_rows(path: str | os.PathLike) -> tuple[list[str], list[dict]]:
     return list(reader.fieldnames or []), rows
 
 
-def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
-    """Join CSV pieces of one kind of run into `out`; refuse pieces whose columns differ. Returns the row count."""
-    if len(paths) < 2:
-        raise InputError("merge needs at least two CSVs to join.", "csv")
-    check_writable(out, overwrite=overwrite)
-    first_header: list[str] | None = None
-    rows: list[dict] = []
+def what_header_holds(header: list[str]) -> str:
+    """What a results CSV of this header is, in a few words (for a refusal)."""
+    from explorer.core.fleet.hosts import CLUSTER_COLUMNS
+
+    if "kind" in header and "mode" in header:
+        return "a `model` command's rows (layer, path and mode rows)"
+    if tuple(header) in (CSV_COLUMNS, _older(CSV_COLUMNS)):
+        return "a local run's rows (no host columns)"
+    if tuple(header) in (CLUSTER_COLUMNS, _older(CLUSTER_COLUMNS)):
+        return "a cluster run's rows (host columns)"
+    return "columns this version does not write"
+
+
+def _older(columns: tuple) -> tuple:
+    """The columns of the version before problem_index."""
+    return tuple(c for c in columns if c != PROBLEM_COLUMN)
+
+
+def match_resumed(path: str, header: list[str], rows: list[dict], points: list, source: str) -> Resumed:
+    """Give every row of a resumed CSV its problem of `points` (the whole list, before --shard); InputError in
+    one sentence when a row is not a problem of this list (a `run` CSV, another batch, other options)."""
+    where = f"{path!r}"
+    fix = f"--resume expects a CSV of {source} as this command builds it (the same --mb, --dtype, --no-bias)"
+    if PROBLEM_COLUMN not in header:
+        return Resumed(_match_by_descriptor(where, rows, points, source, fix), upgraded=True)
+    for lineno, r in enumerate(rows, start=2):
+        cell = _index_cell(r.get(PROBLEM_COLUMN))
+        if cell == "":
+            raise InputError(f"{where} holds rows of `run` (its line {lineno} has no problem_index: one problem, "
+                             f"not a list); {fix}.", "resume")
+        i = int(cell)
+        if not 0 <= i < len(points) or _problem_of(points[i]) != _row_problem(r):
+            expected = (f"problem {i} of {source} is {_says(_problem_of(points[i]))}" if 0 <= i < len(points)
+                        else f"{source} has {len(points)} problems")
+            raise InputError(f"{where} holds rows of another problem list: its line {lineno} is problem {i}, "
+                             f"{_says(_row_problem(r))}, but {expected}; {fix}.", "resume")
+    return Resumed(rows, upgraded=False)
+
+
+def _row_problem(row: dict) -> tuple:
+    return tuple(_cell(row.get(k)) for k in IDENTITY_COLUMNS)
+
+
+def _says(problem: tuple) -> str:
+    name, desc, dtype, vary = problem
+    return (f"{desc!r}" + (f" {dtype}" if dtype else "") + (f" at {vary}" if vary else "")
+            + (f" named {name!r}" if name else ""))
+
+
+def _match_by_descriptor(where: str, rows: list[dict], points: list, source: str, fix: str) -> list[dict]:
+    """An older CSV: the k-th row of a (problem, path) belongs to the k-th point of that problem."""
+    lines: dict[tuple, list[int]] = {}
+    for p in points:
+        lines.setdefault(_problem_of(p), []).append(p.index)
+    seen: dict[tuple, int] = {}
+    out = []
+    for lineno, r in enumerate(rows, start=2):
+        prob = _row_problem(r)
+        k = seen.get((prob, r.get("path") or ""), 0)
+        seen[(prob, r.get("path") or "")] = k + 1
+        have = lines.get(prob, [])
+        if k >= len(have):
+            more = f"more often than {source} lists it ({len(have)})" if have else f"which {source} does not list"
+            raise InputError(f"{where} holds rows of another problem list: its line {lineno} is {_says(prob)}, "
+                             f"{more}; {fix}.", "resume")
+        out.append({**r, PROBLEM_COLUMN: str(have[k])})
+    return out
+
+
+# ---- merge ----------------------------------------------------------------------------------------------
+def _piece_stat(p: str) -> os.stat_result:
+    """The piece's stat; InputError unless it is a regular file (a FIFO or /dev/stdin would be read once, a
+    folder or device not at all)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise InputError(f"cannot open {p!r}: no such file.", "csv") from None
+    except OSError as e:
+        raise InputError(f"cannot open {p!r}: {e.strerror or e}.", "csv") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{p!r} is a folder, not a CSV; merge joins results CSV files.", "csv")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+                "a FIFO (a pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else
+                "not a file")
+        raise InputError(f"{p!r} is {kind}, not a regular file; merge joins results CSV files on disk.", "csv")
+    return st
+
+
+@contextlib.contextmanager
+def _reader(p: str):
+    """csv.reader over the piece; a file that is not UTF-8 text is one sentence."""
+    try:
+        with open(p, encoding="utf-8", newline="") as f:
+            yield csv.reader(f)
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read {p!r}: it is not a text file (UTF-8 expected).", "csv") from None
+    except OSError as e:
+        raise InputError(f"cannot read {p!r}: {e.strerror or e}.", "csv") from None
+
+
+def _header(p: str) -> list[str]:
+    with _reader(p) as rows:
+        header = next(rows, [])
+    missing = [c for c in HEADER_COLUMNS if c not in header]
+    if missing:
+        raise InputError(f"{p!r} line 1 is not an MKLDNN Explorer results header (missing {', '.join(missing)}).",
+                         "csv")
+    return header
+
+
+def _check_pieces(paths: list[str], out: str) -> list[str]:
+    """Every piece a regular file, none given twice, none the output; the header they share."""
+    stats = [_piece_stat(p) for p in paths]
+    for i, (p, st) in enumerate(zip(paths, stats)):
+        for q, st2 in zip(paths[:i], stats[:i]):
+            if (st.st_dev, st.st_ino) == (st2.st_dev, st2.st_ino) or os.path.realpath(p) == os.path.realpath(q):
+                raise InputError(f"{q!r} and {p!r} are the same file; give each piece once.", "csv")
     for p in paths:
-        header, piece = resume_rows(p)
-        if first_header is None:
-            first_header = header
-        elif header != first_header:
-            lacks = [c for c in first_header if c not in header]
-            extra = [c for c in header if c not in first_header]
+        if same_output(p, out):
+            raise InputError(f"--csv {out!r} is the piece {p!r}; write the merge to a new file.", "csv")
+    headers = [_header(p) for p in paths]  # the first line of each: nothing is written before all agree
+    first = headers[0]
+    for p, header in zip(paths[1:], headers[1:]):
+        if header != first:
+            lacks = [c for c in first if c not in header]
+            extra = [c for c in header if c not in first]
             what = "; ".join(x for x in (f"lacks {', '.join(lacks)}" if lacks else "",
                                           f"adds {', '.join(extra)}" if extra else "") if x) or "orders them differently"
             raise InputError(f"{p!r} does not have the columns of {paths[0]!r} ({what}): merge only pieces of one "
                              "kind of run.", "csv")
-        rows += piece
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=first_header, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    atomic_write_text(out, buf.getvalue())
-    return len(rows)
+    return first
+
+
+def _open_temp(target: Path):
+    """A new temp file beside target (the umask's mode, or the old file's), opened for text."""
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with contextlib.suppress(OSError):
+        os.chmod(tmp, target.stat().st_mode & 0o777)
+    return tmp, os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
+    """Join CSV pieces of one kind of run into `out`, row by row; refuse pieces whose columns differ, a piece
+    given twice and one that is not a regular file. `out` appears only complete. Returns the row count."""
+    if len(paths) < 2:
+        raise InputError("merge needs at least two CSVs to join.", "csv")
+    check_writable(out, overwrite=overwrite)
+    header = _check_pieces(paths, out)
+    status = header.index("status")
+    target = Path(out)
+    tmp, f = _open_temp(target)
+    count = 0
+    try:
+        with f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            for p in paths:
+                with _reader(p) as rows:
+                    next(rows, None)
+                    for cells in rows:
+                        lineno = rows.line_num
+                        if len(cells) != len(header):
+                            raise InputError(f"{p!r} line {lineno}: wrong number of cells (truncated or foreign "
+                                             "file); nothing was written.", "csv")
+                        if cells[status] not in STATUSES:
+                            raise InputError(f"{p!r} line {lineno}: status {cells[status][:40]!r} is not one of "
+                                             f"{', '.join(STATUSES)}; nothing was written.", "csv")
+                        w.writerow(cells)
+                        count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        refuse_special(target)  # it may have become a link or a device while we wrote
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return count

@@ -30,7 +30,7 @@ from explorer.core.report.results import CSV_COLUMNS, Result
 
 def skipped_result(point: SweepPoint, threads: int, path: str = "") -> Result:
     return Result(spec=point.spec, path=path, threads=threads, status="skipped", error=point.error,
-                  vary=point.label, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                  vary=point.label, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"), problem_index=point.index)
 
 
 def skipped_row(point: SweepPoint, threads: int) -> tuple[dict, Result | None]:
@@ -43,7 +43,8 @@ def skipped_row(point: SweepPoint, threads: int) -> tuple[dict, Result | None]:
             pass
     row = {c: "" for c in CSV_COLUMNS}
     row.update(desc=point.text or (point.spec.desc if point.spec else ""), status="skipped", error=point.error,
-               threads=str(threads), vary=point.label, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+               threads=str(threads), vary=point.label, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+               problem_index=str(point.index))
     name = re.search(r'n"([^"]*)"', point.text or "")
     if name:
         row["name"] = name.group(1)
@@ -111,12 +112,15 @@ def iter_points(
         yield PointStarted(point, progress())
         t0 = time.monotonic()
         popts = dataclasses.replace(opts, threads=point.threads) if point.threads else opts
+        if point.paths:  # a resumed point that has some of its rows already: only the rest
+            popts = dataclasses.replace(popts, paths=tuple(point.paths))
         results: list[Result] = []
         gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label)
         try:
             for ev in gen:
                 if isinstance(ev, PathFinished):
                     rows += 1
+                    ev.result.problem_index = point.index  # its row says which problem of the list it is
                     results.append(ev.result)
                 yield ev
                 if isinstance(ev, PathFinished) and not keep_details:
@@ -131,11 +135,12 @@ def iter_points(
             from explorer.core.paths.base import one_line
 
             finished = {r.path for r in results}
-            for path in opts.paths:
+            for path in popts.paths:
                 if path in finished:
                     continue
                 r = Result(spec=point.spec, path=path, threads=threads, status="error", error=one_line(e),
-                           vary=point.label, budget_ms=opts.budget_ms, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                           vary=point.label, budget_ms=opts.budget_ms, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                           problem_index=point.index)
                 rows += 1
                 results.append(r)
                 yield PathFinished(r)

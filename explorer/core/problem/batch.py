@@ -309,8 +309,9 @@ def _get(r, k):
 def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
     """Totals of a batch's rows (Results or CSV row dicts) per path, each layer weighted by its *N count.
 
-    A layer is a (name, desc, dtype, threads) group; a shape listed twice counts twice (the k-th row of a
-    path for a key belongs to the key's k-th occurrence). Only `ok` rows with a positive median count.
+    A layer is a (name, desc, dtype, threads, problem_index) group: rows that carry their problem_index (the
+    CLI's, a resumed CSV's) are grouped by it; a shape listed twice counts twice (without problem_index, the
+    k-th row of a path for a key belongs to the key's k-th occurrence). Only `ok` rows with a positive median count.
     A ratio on a noisy row is never a finding: speedup and geomean leave out every layer where this path's
     or the baseline's row is noisy (`uncertain` counts them); a total that sums noisy rows is marked
     (`noisy` counts them), as a noisy row's own time is shown marked.
@@ -322,7 +323,9 @@ def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
     order: list[str] = []
     for r in rows:
         path = _get(r, "path") or ""
-        key = (_get(r, "name") or "", _get(r, "desc") or "", _get(r, "dtype") or "", str(_get(r, "threads") or ""))
+        index = _get(r, "problem_index")
+        key = (_get(r, "name") or "", _get(r, "desc") or "", _get(r, "dtype") or "", str(_get(r, "threads") or ""),
+               "" if index in (None, "") else str(int(float(index))))
         if not path:  # a skipped line: a layer without rows
             layers.setdefault((key, 0), layer_count(key[0]))
             continue

@@ -223,6 +223,7 @@ class SweepPoint:
     text: str = ""  # batch files: the problem as written
     allocator: str | None = None  # None: the run options' allocator
     isa: str | None = None  # None: the run options' ISA cap
+    paths: tuple = ()  # set by --resume when some of its rows are there: only these paths run (else all)
 
     @property
     def skipped(self) -> bool:

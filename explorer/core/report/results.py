@@ -63,6 +63,12 @@ INT_COLUMNS |= set(SHAPE_COLUMNS)
 VERIFY_COLUMNS = ("verify_median_ms", "verify_ratio", "verify_script", "verify_note")
 CSV_COLUMNS += VERIFY_COLUMNS
 FLOAT_COLUMNS |= {"verify_median_ms", "verify_ratio"}
+# A batch's or sweep's row: which problem of its list it measured, 0-based in the whole list (as --shard counts);
+# resume and merge match rows to problems by it, so a descriptor listed twice is two problems. Empty for `run`.
+# CSVs of older versions lack it (read_csv reads them; --resume matches their rows by descriptor, in order).
+PROBLEM_COLUMN = "problem_index"
+CSV_COLUMNS += (PROBLEM_COLUMN,)
+INT_COLUMNS.add(PROBLEM_COLUMN)
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -127,6 +133,7 @@ class Result:
     verify_ratio: float | None = None  # median_ms / verify_median_ms
     verify_script: str = ""  # where that script was written
     verify_note: str = ""  # "not reproduced in a fresh script: ..." beyond +-10%, or why there is no figure
+    problem_index: int | None = None  # the problem's place in its batch or sweep list (PROBLEM_COLUMN)
     # Which machine measured it, set in a cluster run (explorer.core.fleet.hosts); empty for this machine's
     # rows. Not local CSV columns: a cluster run's CSV adds them.
     host: str = ""

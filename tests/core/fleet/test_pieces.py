@@ -26,7 +26,7 @@ def test_bad_shards_are_one_sentence(text):
 def test_a_point_is_done_when_each_path_has_its_row():
     spec = parse_descriptor('mb1ic4ih6oc8kh3ph1n"l0"')
     point = SweepPoint(index=0, spec=spec, line=1)
-    rows = [Result(spec=spec, path=p, threads=1).row() for p in ("dense",)]
+    rows = [Result(spec=spec, path=p, threads=1, problem_index=0).row() for p in ("dense",)]
     done = {row_identity(r) for r in rows}
     assert point_identity(point) + ("dense",) in done
     assert point_done(point, ("dense",), done)
