@@ -17,7 +17,7 @@ def explorer(*args, cwd, timeout=120, stdin=subprocess.DEVNULL, input=None):
 
 def _piece(path, paths, index):
     spec = parse_descriptor("mb1ic4ih6oc8kh3ph1")
-    rows = [Result(spec=spec, path=p, threads=1, median_ms=0.5, problem_index=index).row() for p in paths]
+    rows = [{**Result(spec=spec, path=p, threads=1, median_ms=0.5).row(), "problem_index": str(index)} for p in paths]
     path.write_text(rows_to_csv_text(rows))
     return path.name
 

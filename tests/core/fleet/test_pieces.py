@@ -58,3 +58,29 @@ def test_merge_joins_pieces_and_refuses_other_columns(tmp_path):
         merge_csvs([a, c], str(tmp_path / "x.csv"))
     with pytest.raises(InputError, match="already exists"):
         merge_csvs([a, b], str(out))
+
+
+def _points(*descs):
+    return [SweepPoint(index=i, spec=parse_descriptor(d), line=i + 1) for i, d in enumerate(descs)]
+
+
+def test_rows_are_matched_to_their_problem_of_the_list():
+    from explorer.core.fleet.pieces import match_resumed
+    from explorer.core.report.results import PROBLEM_COLUMN
+
+    a, b = 'mb1ic4ih6oc8kh3ph1n"a"', 'mb1ic8ih6oc8kh3ph1n"b"'
+    points = _points(a, a, b)
+    spec = points[0].spec
+    row = {k: str(v) for k, v in Result(spec=spec, path="dense", threads=1, problem_index=1).row().items()}
+    got = match_resumed("r.csv", list(CSV_COLUMNS), [row], points, "batch 'x'")
+    assert not got.upgraded and {row_identity(r) for r in got.rows} == {point_identity(points[1]) + ("dense",)}
+    assert not point_done(points[0], ("dense",), {row_identity(r) for r in got.rows})
+    # An older CSV (no problem_index): the k-th row of a descriptor and path is its k-th line.
+    old = [{k: v for k, v in row.items() if k != PROBLEM_COLUMN} for _ in range(2)]
+    got = match_resumed("r.csv", [c for c in CSV_COLUMNS if c != PROBLEM_COLUMN], old, points, "batch 'x'")
+    assert got.upgraded and [r[PROBLEM_COLUMN] for r in got.rows] == ["0", "1"]
+    with pytest.raises(InputError, match=r"line 4 is 'mb1ic4ih6oc8oh6kh3ph1' f32 named 'a', more often than batch "
+                                         r"'x' lists it \(2\)"):
+        match_resumed("r.csv", [c for c in CSV_COLUMNS if c != PROBLEM_COLUMN], old * 2, points[:2], "batch 'x'")
+    with pytest.raises(InputError, match="problem 7, .* but batch 'x' has 3 problems"):
+        match_resumed("r.csv", list(CSV_COLUMNS), [{**row, PROBLEM_COLUMN: "7"}], points, "batch 'x'")
