@@ -224,7 +224,7 @@ def _note_plan(plan, args) -> None:
     if args.json:
         return
     if args.shard:
-        print(f"shard {args.shard}: {len(plan.points) + plan.already} problems", file=sys.stderr)
+        print(f"shard {args.shard}: {plural(len(plan.points) + plan.already, 'problem')}", file=sys.stderr)
     if args.resume:
         # Counts of what is really there: its rows, and the problems of this run all of whose rows they hold.
         print(f"resuming {args.resume}: {plural(len(plan.rows), 'row')}"
