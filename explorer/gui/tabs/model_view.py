@@ -301,6 +301,9 @@ class ModelView(QWidget):
             return False
         self.last_error = ""
         self.session.set_model_report(None)  # the session's last plan, live parts and report, is cleared
+        # the fields this plan is made from: its report comes back under them when the session is reopened
+        self.session.model.inputs = {"model": text, "input": self.input_edit.text(),
+                                     "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
         self.layers.setRowCount(0)
         self.modes_table.setRowCount(0)
         self.message.setText("")
@@ -394,10 +397,23 @@ class ModelView(QWidget):
         """The session's report (a run's, or a reopened session's): both tables, the answer, the export."""
         if report is None:
             return
+        self._show_inputs(report)
         self._fill_layers()
         self._fill_modes(self.modes)
         self.answer.setText(report.answer())
         self.export_button.setEnabled(True)
+
+    def _show_inputs(self, report) -> None:
+        """The fields say what the report was planned from (kept with it; else what the report itself names)."""
+        inv = report.inventory
+        got = self.session.model.inputs or {
+            "model": inv.model, "dtype": inv.dtype, "modes": [m.mode for m in report.modes],
+            "input": "" if inv.input_label else ",".join(str(n) for n in inv.input_shape)}
+        self.set_model(got.get("model") or inv.model)
+        self.set_input(got.get("input") or "")
+        if got.get("dtype") and self.dtype_box.findText(got["dtype"]) >= 0:
+            self.dtype_box.setCurrentText(got["dtype"])
+        self.set_modes(got.get("modes") or ())
 
     def _on_progress(self, text: str) -> None:
         self.message.setText(text)

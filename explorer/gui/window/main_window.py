@@ -350,7 +350,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self._show_path(None)
         # The session clears the Run rows (the table follows) and starts the job the status bar reads.
         self.session.apply(RunStarted(spec, {"paths": list(opts.paths), "threads": opts.threads,
-                                             "budget_ms": opts.budget_ms, "trace": opts.trace}))
+                                             "budget_ms": opts.budget_ms, "trace": opts.trace,
+                                             "allocator": opts.allocator, "isa": opts.isa}))
         self.controller.start(spec, opts, self.csv_path)
         self._set_running(True)
         self.status_label.setText(f"Running {spec.descriptor()} ({spec.dtype}) on {len(opts.paths)} paths…")
