@@ -130,6 +130,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.bridge = SessionBridge(self.session, self)
         self._sized = False
         self._restored_splitters = False
+        self.placed = False  # a saved window rectangle was restored (restore_settings)
 
         self.controller = RunController(self)
         self.controller.on_boundary = self._draw_boundary
@@ -556,9 +557,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             return False
         if s.value("version", 0, int) != SETTINGS_VERSION:
             return False
-        geo = s.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
+        self._restore_placement(s)
         state = s.value("window_state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
@@ -601,7 +600,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         if s is None:
             return
         s.setValue("version", SETTINGS_VERSION)
-        s.setValue("geometry", self.saveGeometry())
+        self._save_placement(s)
         s.setValue("window_state", self.saveState())
         for split in (self.main_split, self.chart_split, self.bottom_split):
             s.setValue(f"splitter/{split.objectName()}", split.saveState())
@@ -618,6 +617,36 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         s.setValue("trace", "true" if o["trace"] else "false")
         s.setValue("baseline", self.summary.baseline)
         s.sync()
+
+    def _save_placement(self, s) -> None:
+        """The client rectangle (the normal one when maximized) and the frame around it (window.placement)."""
+        from explorer.gui.window.placement import frame_margins
+
+        s.setValue("window/rect", self.normalGeometry() if self.isMaximized() else self.geometry())
+        m = frame_margins(self)
+        s.setValue("window/frame", f"{m.left()},{m.top()},{m.right()},{m.bottom()}")
+        s.setValue("window/maximized", "true" if self.isMaximized() else "false")
+        s.remove("geometry")  # Qt's blob moved the window by its guessed title bar on every relaunch
+
+    def _restore_placement(self, s) -> None:
+        from PySide6.QtCore import QMargins, QRect
+
+        from explorer.gui.window.placement import place
+
+        rect = s.value("window/rect")
+        if not isinstance(rect, QRect) or not rect.isValid():
+            geo = s.value("geometry")  # a settings file from before: Qt's blob, then clamped like the rest
+            if not isinstance(geo, QByteArray) or not self.restoreGeometry(geo):
+                return
+            rect = self.geometry()
+        try:
+            margins = QMargins(*(max(0, min(200, int(v))) for v in str(s.value("window/frame", "0,0,0,0")).split(",")))
+        except (TypeError, ValueError):
+            margins = QMargins()
+        self._fitted_size = place(self, rect, margins).size()
+        self.placed = True  # `gui` without --size keeps this place and size
+        if str(s.value("window/maximized", "false")).lower() == "true":
+            self.setWindowState(self.windowState() | Qt.WindowMaximized)
 
     # ---- closing ---------------------------------------------------------------------------------------------
     def shutdown(self) -> None:
@@ -649,6 +678,23 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         if not self._sized:
             self._sized = True
             self.fit_splitters()
+            self._keep_on_screen()
+            QTimer.singleShot(0, self._keep_on_screen)  # a window manager adds its frame after the first show
+
+    def _keep_on_screen(self) -> None:
+        """Sized before its frame was known, the window may overhang the screen: the frame must fit in too."""
+        from explorer.gui.window.placement import clamp_rect, frame_margins, screen_for
+
+        g = self.geometry()
+        fitted = getattr(self, "_fitted_size", None)
+        if self.isMaximized() or self.isFullScreen() or fitted is None or g.size() != fitted:
+            return  # only the size this window chose for the screen (a size asked for since is kept)
+        screen = screen_for(g)
+        if screen is None:
+            return
+        want = clamp_rect(g, screen.availableGeometry(), frame_margins(self))
+        if want != g:
+            self.setGeometry(want)
 
     NARROW = 900  # below this Run-tab width the table sits above the layouts, not beside them
 
@@ -707,3 +753,4 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
     def resize_within_screen(self, width: int, height: int) -> None:
         """The asked size, but never past the screen's available geometry (its frame included)."""
         self.resize(fit_size(width, height, self.screen(), self.frameGeometry().size() - self.geometry().size()))
+        self._fitted_size = self.size()
