@@ -713,12 +713,10 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.bottom_split.setOrientation(orient)
         if self._restored_splitters and not changed:
             return
-        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want,
-        # or four (and a scroll bar) when six would leave the charts less than their legible minimum.
+        # The table keeps room for the six paths' rows whatever the banner and the layouts want: when they do
+        # not all fit (1024x700 with the noisy banner), the Run tab scrolls instead of squeezing the table.
         rows = 6
-        if narrow and (self.charts_box.minimumSizeHint().height() + self._rows(6) + self.DETAIL_MIN_H + 12 > h):
-            rows = 4
-        self.table.setMinimumHeight(self._rows(rows) if narrow else 0)
+        self.table.setMinimumHeight(self._rows(rows))
         if narrow:
             # Charts 36 % (at least their minimum); below them the table and the layouts get the rest.
             top = max(int(h * 0.36), self.charts_box.minimumSizeHint().height())
