@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont
 from explorer.core.paths.base import PATHS
 from explorer.core.report.sweep_data import Cell, SweepData
 from explorer.gui.charts.chart_base import ChartBase, wrap_keys
-from explorer.gui.common.colors import ordered, path_color, qcolor
+from explorer.gui.common.colors import label_on, ordered, path_color, qcolor
 from explorer.gui.common.doubt import MARK_NAME, approx
 
 __all__ = ["HeatmapChart", "fmt_x"]
@@ -144,6 +144,10 @@ class HeatmapChart(ChartBase):
         self.plot.getAxis("left").setTicks([[(j, str(v)) for j, v in enumerate(data.ys)]])
         self.plot.getViewBox().setRange(xRange=(-0.5, max(nx, 1) - 0.5), yRange=(-0.5, max(ny, 1) - 0.5), padding=0)
         self._dark = set()
+        # fastest mode: each label in black or white, whichever reads on its path's colour (#111111 on the
+        # dense blue read at 3.9:1)
+        self._label_colour = {k: label_on(path_color(PATHS[int(grid[k])])) for k in labels
+                              if self.mode == "fastest" and 0 <= int(grid[k]) < len(PATHS)}
         if self.mode == "speedup":
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
@@ -171,7 +175,7 @@ class HeatmapChart(ChartBase):
             self._texts.append(t)
         for t, k in zip(self._texts, keys):
             t.setText(labels[k])
-            t.setColor("#ffffff" if k in self._dark else "#111111")
+            t.setColor(self._label_colour.get(k) or ("#ffffff" if k in self._dark else "#111111"))
             t.setPos(k[0], k[1])
             t.show()
         for t in self._texts[len(keys):]:

@@ -200,6 +200,10 @@ class ModelView(QWidget):
         self.answer.setFont(f)
         self.message = QLabel("")
         self.message.setWordWrap(True)
+        from explorer.gui.common.colors import follow_theme
+
+        follow_theme(self.message, lambda _t: self._error_html(self.last_error)
+                     if self.last_error and self.last_error in self.message.text() else None)
 
         self.layers = self._table(LAYER_HEAD)
         self.layers.setObjectName("modelLayers")
@@ -334,8 +338,14 @@ class ModelView(QWidget):
 
     def _show_error(self, msg: str) -> None:
         self.last_error = msg
-        self.message.setText(f'<span style="color:#b3261e">{msg}</span>')
+        self._error_html(msg)
         self.status.emit(msg)
+
+    def _error_html(self, msg: str) -> None:
+        from explorer.gui.common.colors import theme, theme_of
+
+        # the theme's error red (a fixed #b3261e read at 2.1:1 on the dark panel)
+        self.message.setText(f'<span style="color:{theme(theme_of())["error"]}">{msg}</span>')
 
     # ---- the session's plan (read-only: the session's ModelState holds it) -----------------------------
     @property

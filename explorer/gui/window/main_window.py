@@ -533,6 +533,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         app = QApplication.instance()
         if app is not None:
             app.setPalette(colors.palette(self.theme))
+        colors.announce_theme(self.theme)  # views that colour their own text (colors.follow_theme)
         self.timing.set_theme(self.theme)
         self.summary.set_theme(self.theme)
         self.model.set_theme(self.theme)
