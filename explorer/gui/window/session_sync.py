@@ -43,7 +43,6 @@ class WindowSession:
         self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"),
                                o.get("allocator"), o["isa"] if "isa" in o else ...)
 
-
     # ---- session files --------------------------------------------------------------------------------
     def session_options(self) -> dict:
         """The options the Run rows were measured with (the panel's only before any run)."""
