@@ -114,3 +114,28 @@ def test_a_model_report_without_saved_inputs_names_its_own_model(make_window, tm
     again = make_window()
     assert again.open_session(str(path))
     assert again.model_view.model_box.currentText() == "tiny"
+
+
+def test_the_model_fields_a_plan_starts_from_come_back_with_its_report(make_window, tmp_path, monkeypatch):
+    """The fields are read when Run model starts (the plan itself is not run here: its report is constructed)."""
+    from tests.core.session.test_session_state import _report
+
+    win = make_window()
+    mv = win.model_view
+    monkeypatch.setattr(mv.controller, "start", lambda *a, **k: None)  # no measuring process for this test
+    mv.set_model("tiny")
+    mv.set_input("1,8,8,8")
+    mv.dtype_box.setCurrentText("bf16")
+    mv.set_modes(["channels_last"])
+    assert mv.run()
+    mv._set_running(False)
+    win.session.apply(ModelDone(_report()))
+    mv.set_model("resnet50")  # edited after the plan
+    mv.dtype_box.setCurrentText("f32")
+    path = tmp_path / "m.json"
+    assert win.save_session(str(path), ask=False)
+    again = make_window()
+    assert again.open_session(str(path))
+    mv2 = again.model_view
+    assert mv2.model_box.currentText() == "tiny" and mv2.input_edit.text() == "1,8,8,8"
+    assert mv2.dtype_box.currentText() == "bf16" and mv2.selected_modes() == ("nchw", "channels_last")
