@@ -14,7 +14,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--run", action="store_true", help="start the run as soon as the window opens")
     p.add_argument("--screenshot", type=str, default=None, help="when the run ends, save a PNG of the whole window")
     p.add_argument("--exit-when-done", action="store_true", help="exit when the run ends (prints event-loop stall p99/max)")
-    p.add_argument("--size", type=str, default="1440x900", help="window size WxH (default 1440x900)")
+    p.add_argument("--size", type=str, default=None,
+                   help="window size WxH (default: where the last window closed, else 1440x900)")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
                    help="open the Sweep tab on this sweep of DESC (twice for a grid); with --run, run it")
     p.add_argument("--batch", type=str, default=None, metavar="FILE",

@@ -36,6 +36,9 @@ def display_problem(env=None) -> str | None:
     return None
 
 
+DEFAULT_SIZE = "1440x900"  # without --size and before any window was closed (else that window's place)
+
+
 def parse_size(text: str) -> tuple[int, int]:
     from explorer.core.errors import InputError
 
@@ -65,7 +68,7 @@ def _check_inputs(args):
     paths = expand_paths(args.paths)
     opts = RunOptions(paths=paths, threads=args.threads, budget_ms=args.budget_ms, trace=not args.no_trace,
                       allocator=getattr(args, "allocator", None) or "tuned", isa=getattr(args, "isa", None)).validate()
-    size = parse_size(args.size)
+    size = parse_size(args.size or DEFAULT_SIZE)
     varies = list(getattr(args, "vary", None) or [])
     if varies or getattr(args, "batch", None):
         from explorer.core.problem.sweep_plan import parse_varies
@@ -277,7 +280,8 @@ def run_gui(args) -> int:
         cur = win.panel.spec
         if cur is not None:
             win.panel.set_spec(cur.replace(dtype=dtype or cur.dtype, bias=cur.bias if bias is None else bias))
-    win.resize_within_screen(width, height)  # never past the screen, whatever --size asks
+    if args.size or not getattr(win, "placed", False):  # else where the last window closed (window.placement)
+        win.resize_within_screen(width, height)  # never past the screen, whatever --size asks
     win.show()
 
     probe = StallProbe()

@@ -40,6 +40,8 @@ from explorer.core.report.results import Result
 from explorer.core.report.sweep_data import SweepData
 
 ASPECTS = ("spec", "options", "results", "sweep", "model", "peaks", "baseline", "job")
+# What a run's rows are measured with, as saved with them and given back to the Run panel on open.
+RUN_OPTION_KEYS = ("paths", "threads", "budget_ms", "trace", "allocator", "isa")
 
 
 # ---- events the core's jobs do not yield themselves ---------------------------------------------------------
@@ -270,6 +272,8 @@ class ModelState:
         self.layer_results: dict[int, dict] = {}  # layer index -> {path: Result}
         self.modes: list = []  # ModeResult, in arrival order
         self.report = None  # core.model.report.ModelReport, once the plan ended
+        # The Model tab's fields the plan was started from ({model, input, dtype, modes}; None: not known)
+        self.inputs: dict | None = None
 
     def begin(self, inventory) -> None:
         self.inventory, self.layer_results, self.modes, self.report = inventory, {}, [], None
@@ -284,7 +288,7 @@ class ModelState:
         """The final report (None: no plan at all); the live parts become the report's."""
         self.report = report
         if report is None:
-            self.inventory, self.layer_results, self.modes = None, {}, []
+            self.inventory, self.layer_results, self.modes, self.inputs = None, {}, [], None
             return
         inv = report.inventory
         index = {id(lay): i for i, lay in enumerate(inv.layers)}
@@ -310,6 +314,9 @@ class SessionState:
         self.model = ModelState()
         self.peaks = Peaks()
         self.baseline: str = ""
+        # The window's own part of a session: the selected tab's name, and Compare's kept baselines
+        # ([{label, rows}]) and the pair it compares ([A, B]); the window fills it before saving, reads it on open.
+        self.window: dict = {}
         self.job: Job | None = None
         self.path_times = PathTimes()
         self._subs: dict[str, list] = {a: [] for a in ASPECTS}
@@ -520,21 +527,25 @@ class SessionState:
         spec = (self.run_spec if self.results else None) or self.spec or self.run_spec
         options = dict(self.run_options) if (self.run_options and self.results) else dict(self.options)
         options["baseline"] = self.baseline
-        save_session(path, spec, options, self.results, self.sweep.to_store(), model=self.model_report)
+        save_session(path, spec, options, self.results, self.sweep.to_store(), model=self.model_report,
+                     model_inputs=self.model.inputs, window=self.window)
 
     def restore(self, stored) -> None:
         """Take a loaded store.Session's content (every aspect is notified)."""
         o = dict(stored.options)
         self.spec = stored.spec
-        self.options = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace") if k in o}
+        self.options = {k: o.get(k) for k in RUN_OPTION_KEYS if k in o}
+        self.window = dict(getattr(stored, "window", None) or {})
         self.notify("spec", self.spec)
         self.notify("options", self.options)
         self.set_baseline(o.get("baseline") or "")
-        run_opts = {k: o.get(k) for k in ("paths", "threads", "budget_ms", "trace")} if stored.results else None
+        run_opts = {k: o.get(k) for k in RUN_OPTION_KEYS if k in o} if stored.results else None
         self.set_sweep(stored.sweep)
         self.results_from = "file"
         self.set_results(stored.results, stored.results[0].spec if stored.results else stored.spec, run_opts)
-        self.set_model_report(getattr(stored, "model", None))
+        self.model.set_report(getattr(stored, "model", None))
+        self.model.inputs = getattr(stored, "model_inputs", None) if self.model.report is not None else None
+        self.notify("model", ("report", self.model.report))
 
     @classmethod
     def load(cls, path) -> "SessionState":

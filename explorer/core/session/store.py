@@ -1,7 +1,8 @@
 """A saved session: the spec, the run options and the result rows, as one JSON file (Qt-free).
 
 The rows are the CSV schema's rows (results.CSV_COLUMNS), so a session and a CSV agree. The last sweep and the
-Model tab's last report are kept too (a file without them, from an older version, still opens). Per-call samples
+Model tab's last report (with the inputs it was planned from) are kept too, and the window's own part: the
+selected tab and the baselines kept for Compare (a file without them, from an older version, still opens). Per-call samples
 and the raw oneDNN trace lines are kept too, so charts and the trace view come back on open; tensor
 layouts are not (they are read from live tensors: run again to see them). Writes are atomic. A file that
 is not a session, or is damaged, raises InputError with one sentence naming the problem.
@@ -50,6 +51,9 @@ class Session:
     # The Sweep tab's last sweep or batch: {"setup": dict, "points": [SweepPoint], "items": [(point, Result|row)]}
     sweep: dict | None = None
     model: object = None  # the Model tab's last core.model.report.ModelReport (None in files saved before it)
+    model_inputs: dict | None = None  # the Model tab's fields that report was planned from (model, input, dtype, modes)
+    # The window's own part: {"tab": tab name, "baselines": [{"label", "rows"}], "pair": [A label, B label]}
+    window: dict = field(default_factory=dict)
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
@@ -234,7 +238,7 @@ def _take(cls, d: dict, where: str, **given):
         raise InputError(f"{where}: {e}.", "session") from None
 
 
-def model_to_dict(report) -> dict:
+def model_to_dict(report, inputs: dict | None = None) -> dict:
     """A ModelReport as plain JSON: the inventory, each layer's summary (its rows) and the end-to-end modes.
     A mode's in-order conv timing object (conv_seq) is not kept: its figures are in the mode's own fields."""
     inv = report.inventory
@@ -258,7 +262,74 @@ def model_to_dict(report) -> dict:
         "layers": summaries,
         "modes": [_fields(m, skip=("conv_seq",)) for m in report.modes],
         "threads": report.threads, "started_at": report.started_at,
+        **({"inputs": model_inputs_to_dict(inputs)} if inputs else {}),
     }
+
+
+MODEL_INPUT_KEYS = ("model", "input", "dtype", "modes")
+
+
+def model_inputs_to_dict(inputs: dict) -> dict:
+    return {"model": str(inputs.get("model") or ""), "input": str(inputs.get("input") or ""),
+            "dtype": str(inputs.get("dtype") or ""), "modes": [str(m) for m in inputs.get("modes") or ()]}
+
+
+def model_inputs_from_dict(d, where: str) -> dict | None:
+    if d is None:
+        return None
+    if (not isinstance(d, dict) or not all(isinstance(d.get(k, ""), str) for k in ("model", "input", "dtype"))
+            or not isinstance(d.get("modes", []), list) or not all(isinstance(m, str) for m in d.get("modes", []))):
+        raise InputError(f"{where} must be an object with 'model', 'input' and 'dtype' texts and a 'modes' list.",
+                         "session")
+    return {"model": d.get("model", ""), "input": d.get("input", ""), "dtype": d.get("dtype", ""),
+            "modes": list(d.get("modes", []))}
+
+
+def window_to_dict(window: dict) -> dict:
+    """The window's own part: the selected tab, the baselines kept for Compare (their rows as read_csv gives
+    them) and the pair compared."""
+    out = {}
+    if window.get("tab"):
+        out["tab"] = str(window["tab"])
+    baselines = window.get("baselines") or []
+    if baselines:
+        out["baselines"] = [{"label": str(b["label"]), "rows": [{k: _clean(v) for k, v in r.items()} for r in b["rows"]]}
+                            for b in baselines]
+    pair = window.get("pair")
+    if pair and any(pair):
+        out["pair"] = [str(pair[0] or ""), str(pair[1] or "")]
+    return out
+
+
+def window_from_dict(d, name: str) -> dict:
+    if d is None:
+        return {}
+    where = f"{name}: window"
+    if not isinstance(d, dict):
+        raise InputError(f"{where} must be an object.", "session")
+    out = {}
+    if "tab" in d:
+        if not isinstance(d["tab"], str):
+            raise InputError(f"{where}.tab must be a tab's name, got {str(d['tab'])[:40]!r}.", "session")
+        out["tab"] = d["tab"]
+    baselines = d.get("baselines", [])
+    if not isinstance(baselines, list):
+        raise InputError(f"{where}.baselines must be a list.", "session")
+    kept = []
+    for i, b in enumerate(baselines):
+        if (not isinstance(b, dict) or not isinstance(b.get("label"), str) or not isinstance(b.get("rows"), list)
+                or not all(isinstance(r, dict) for r in b["rows"])):
+            raise InputError(f"{where}.baselines[{i}] must be an object with a 'label' and a list of 'rows'.",
+                             "session")
+        kept.append({"label": b["label"], "rows": [dict(r) for r in b["rows"]]})
+    if kept:
+        out["baselines"] = kept
+    if "pair" in d:
+        pair = d["pair"]
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+            raise InputError(f"{where}.pair must be two labels [A, B].", "session")
+        out["pair"] = list(pair)
+    return out
 
 
 def model_from_dict(d, name: str):
@@ -299,7 +370,7 @@ def model_from_dict(d, name: str):
 
 
 def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None,
-                    model=None) -> dict:
+                    model=None, model_inputs: dict | None = None, window: dict | None = None) -> dict:
     out = {
         "format": FORMAT,
         "version": VERSION,
@@ -311,14 +382,18 @@ def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep:
     if sweep and (sweep.get("items") or sweep.get("points")):
         out["sweep"] = sweep_to_dict(sweep)
     if model is not None:
-        out["model"] = model_to_dict(model)
+        out["model"] = model_to_dict(model, model_inputs)
+    if window_to_dict(window or {}):
+        out["window"] = window_to_dict(window or {})
     return out
 
 
 def save_session(path: str | os.PathLike, spec: ConvSpec, options: dict, results: list[Result],
-                 sweep: dict | None = None, model=None) -> None:
+                 sweep: dict | None = None, model=None, model_inputs: dict | None = None,
+                 window: dict | None = None) -> None:
     """Write the session atomically (temp file + rename): the file on disk is always whole."""
-    text = json.dumps(session_to_dict(spec, options, results, sweep, model), indent=1, allow_nan=False)
+    text = json.dumps(session_to_dict(spec, options, results, sweep, model, model_inputs, window), indent=1,
+                      allow_nan=False)
     atomic_write_text(path, text + "\n")
 
 
@@ -378,6 +453,19 @@ def _check_options(o, where: str = "options") -> dict:
                                 or not 1 <= threads <= MAX_THREADS):
         raise InputError(f"{where}.threads must be a whole number from 1 to {MAX_THREADS} or null, "
                          f"got {str(threads)[:40]!r}.", "session")
+    allocator = out.get("allocator")
+    if allocator is not None:
+        from explorer.core.measure.allocator import ALLOCATORS
+
+        if allocator not in ALLOCATORS:
+            raise InputError(f"{where}.allocator must be one of {', '.join(ALLOCATORS)}, got {str(allocator)[:40]!r}.",
+                             "session")
+    isa = out.get("isa")
+    if isa is not None:
+        from explorer.core.measure.isa import ISAS
+
+        if isa not in ISAS:
+            raise InputError(f"{where}.isa must be one of {', '.join(ISAS)} or null, got {str(isa)[:40]!r}.", "session")
     budget = out.get("budget_ms")
     if budget is not None and not _budget_ok(budget):
         raise InputError(f"{where}.budget_ms must be a finite number above 0 and at most {MAX_BUDGET_MS:.0f}, "
@@ -399,8 +487,11 @@ def session_from_dict(data, name: str = "the session") -> Session:
     if not isinstance(raw, list):
         raise InputError(f"{name}: 'results' must be a list.", "session")
     results = [result_from_dict(d, f"{name}: results[{i}]") for i, d in enumerate(raw)]
+    raw_model = data.get("model")
+    inputs = (model_inputs_from_dict(raw_model.get("inputs"), f"{name}: model.inputs")
+              if isinstance(raw_model, dict) else None)
     return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name),
-                   model_from_dict(data.get("model"), name))
+                   model_from_dict(raw_model, name), inputs, window_from_dict(data.get("window"), name))
 
 
 def _no_constant(name: str):

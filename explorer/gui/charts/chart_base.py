@@ -17,6 +17,22 @@ from explorer.gui.common.doubt import MARK_NAME
 __all__ = ["ChartBase", "HoverLabel", "style_plot", "nearest", "hover_text"]
 
 
+def wrap_keys(parts, width_px: float, char_px: float = 7.2) -> str:
+    """Key entries (visible text, html) on as many lines as keep each line inside width_px: one long line sets
+    the plot's minimum width and pushes what it draws out of the view."""
+    lines, line, used = [], [], 0.0
+    for plain, html in parts:
+        need = (len(plain) + 2) * char_px
+        if line and used + need > width_px:
+            lines.append("&nbsp;&nbsp;".join(line))
+            line, used = [], 0.0
+        line.append(html)
+        used += need
+    if line:
+        lines.append("&nbsp;&nbsp;".join(line))
+    return "<br>".join(lines)
+
+
 def style_plot(plot: pg.PlotItem, widget: pg.PlotWidget, theme_name: str) -> None:
     """Background, axes, title and legend in the colours of theme `theme_name`."""
     t = theme(theme_name)
@@ -211,6 +227,9 @@ class ChartBase(QWidget):
                 used += need
             lines.append("&nbsp;&nbsp; ".join(line))
             text = f"{text}<br><span style='font-size:8pt'>{'<br>'.join(lines)}</span>"
+        self._apply_title(text, **kw)
+
+    def _apply_title(self, text: str, **kw) -> None:
         if self._title != text:
             self._title = text
             self.plot.setTitle(text, size="10pt", color=theme(self._theme)["fg"], **kw)

@@ -11,8 +11,8 @@ from PySide6.QtGui import QFont
 
 from explorer.core.paths.base import PATHS
 from explorer.core.report.sweep_data import Cell, SweepData
-from explorer.gui.charts.chart_base import ChartBase
-from explorer.gui.common.colors import ordered, path_color, qcolor
+from explorer.gui.charts.chart_base import ChartBase, wrap_keys
+from explorer.gui.common.colors import label_on, ordered, path_color, qcolor
 from explorer.gui.common.doubt import MARK_NAME, approx
 
 __all__ = ["HeatmapChart", "fmt_x"]
@@ -103,13 +103,13 @@ class HeatmapChart(ChartBase):
         self.legend.hide()
         self.legend_paths = []
         if self.mode == "fastest":
-            # The legend lives in the title (coloured squares): a legend box would cover cells.
-            keys = "&nbsp;&nbsp;".join(f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}' for p in paths)
-            # Two lines: one long line sets the plot's minimum width and pushes cells out of the view.
+            # The legend lives in the title (coloured squares): a legend box would cover cells. It wraps to the
+            # width (_compose_title): six paths on one line set the plot's minimum width and pushed the second
+            # column and half the key out of a 1024x700 window.
+            self._key_parts = [(p, f'<span style="color:{path_color(p)}">&#9632;</span>&nbsp;{p}') for p in paths]
             if self.unsure_cells:
-                keys += f"&nbsp;&nbsp; ~ {MARK_NAME}"
-            self._set_title(f"Fastest path per cell (label: speedup vs {self.baseline_path})"
-                            + (f"<br>{keys}" if keys else ""))
+                self._key_parts.append((f"~ {MARK_NAME}", f"~ {MARK_NAME}"))
+            self._set_title(f"Fastest path per cell (label: speedup vs {self.baseline_path})")
             self.legend_paths = list(paths)
             n = len(PATHS) + 1
             lut = np.array([list(qcolor(p).getRgb()) for p in PATHS] + [[180, 180, 180, 255]], dtype=np.ubyte)
@@ -122,6 +122,7 @@ class HeatmapChart(ChartBase):
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
             # The colour key goes in the title too (the colorbar item can end up squeezed out of the layout).
+            self._key_parts = []
             self._set_title(f"Speedup of {self.path} vs {self.baseline_path}<br>"
                                f"<span style='color:#3b4cc0'>&#9632;</span> slower ({fmt_x(2 ** -m)}) · "
                                f"&#9633; same · <span style='color:#b40426'>&#9632;</span> faster ({fmt_x(2 ** m)})"
@@ -143,12 +144,24 @@ class HeatmapChart(ChartBase):
         self.plot.getAxis("left").setTicks([[(j, str(v)) for j, v in enumerate(data.ys)]])
         self.plot.getViewBox().setRange(xRange=(-0.5, max(nx, 1) - 0.5), yRange=(-0.5, max(ny, 1) - 0.5), padding=0)
         self._dark = set()
+        # fastest mode: each label in black or white, whichever reads on its path's colour (#111111 on the
+        # dense blue read at 3.9:1)
+        self._label_colour = {k: label_on(path_color(PATHS[int(grid[k])])) for k in labels
+                              if self.mode == "fastest" and 0 <= int(grid[k]) < len(PATHS)}
         if self.mode == "speedup":
             finite = grid[np.isfinite(grid)]
             m = max(0.25, float(np.abs(finite).max())) if finite.size else 1.0
             self._dark = {k for k in labels if abs(float(grid[k])) > 0.55 * m}
         self._draw_labels(labels, nx, ny)
         self._show_message("" if texts else "Cells fill in as points finish.")
+
+    def _compose_title(self, **kw) -> None:
+        parts = getattr(self, "_key_parts", None)
+        if not parts:
+            super()._compose_title(**kw)
+            return
+        keys = wrap_keys(parts, max(self.plot_widget.width() - 60, 160))
+        self._apply_title(f"{self._base_title}<br>{keys}", **kw)
 
     def _draw_labels(self, labels: dict, nx: int, ny: int) -> None:
         show = nx * ny <= self.MAX_LABELS
@@ -162,7 +175,7 @@ class HeatmapChart(ChartBase):
             self._texts.append(t)
         for t, k in zip(self._texts, keys):
             t.setText(labels[k])
-            t.setColor("#ffffff" if k in self._dark else "#111111")
+            t.setColor(self._label_colour.get(k) or ("#ffffff" if k in self._dark else "#111111"))
             t.setPos(k[0], k[1])
             t.show()
         for t in self._texts[len(keys):]:

@@ -23,12 +23,17 @@ PATH_COLORS = {
 }
 _FALLBACK = ("#937860", "#DA8BC3", "#CCB974", "#64B5CD")
 
+# Every text colour keeps at least 4.5:1 (WCAG AA) on the backgrounds it is drawn on, in both themes (a test
+# measures each pair): error, warn (the amber "noisy" text), good/bad (verdicts), muted (placeholders and
+# disabled text, also on buttons), link, and white on the selection highlight.
 THEMES = {
     "light": {"bg": "#ffffff", "fg": "#202124", "grid": "#d0d0d0", "muted": "#5f6368", "error": "#b3261e",
-              "window": "#f3f3f3", "base": "#ffffff", "alt": "#f6f7f9", "button": "#e9e9ea", "highlight": "#2f6fd6",
+              "warn": "#9a5b00", "window": "#f3f3f3", "base": "#ffffff", "alt": "#f6f7f9", "button": "#e9e9ea",
+              "highlight": "#2f6fd6", "link": "#2f63c4",
               "good": "#1e7e34", "bad": "#b3261e", "bad_bg": "#fdecea", "hover_bg": "#ffffff"},
-    "dark": {"bg": "#1e1f22", "fg": "#e8eaed", "grid": "#44464b", "muted": "#a0a4aa", "error": "#ff8a80",
-             "window": "#2b2d31", "base": "#1e1f22", "alt": "#26282c", "button": "#3a3d42", "highlight": "#4c8bf5",
+    "dark": {"bg": "#1e1f22", "fg": "#e8eaed", "grid": "#44464b", "muted": "#a8adb3", "error": "#ff8a80",
+             "warn": "#f0a640", "window": "#2b2d31", "base": "#1e1f22", "alt": "#26282c", "button": "#3a3d42",
+             "highlight": "#3a6fd0", "link": "#8ab4f8",
              "good": "#81c995", "bad": "#f28b82", "bad_bg": "#4a2624", "hover_bg": "#2b2d31"},
 }
 
@@ -56,14 +61,14 @@ def theme(name: str) -> dict:
 
 
 def palette(name: str) -> QPalette:
-    """A complete QPalette for the Fusion style; both themes keep text contrast above 7:1."""
+    """A complete QPalette for the Fusion style; every text role keeps at least 4.5:1 on its background."""
     t = theme(name)
     pal = QPalette()
     roles = {
         QPalette.Window: t["window"], QPalette.WindowText: t["fg"], QPalette.Base: t["base"],
         QPalette.AlternateBase: t["alt"], QPalette.ToolTipBase: t["base"], QPalette.ToolTipText: t["fg"],
         QPalette.Text: t["fg"], QPalette.Button: t["button"], QPalette.ButtonText: t["fg"],
-        QPalette.Highlight: t["highlight"], QPalette.HighlightedText: "#ffffff", QPalette.Link: t["highlight"],
+        QPalette.Highlight: t["highlight"], QPalette.HighlightedText: "#ffffff", QPalette.Link: t["link"],
         QPalette.PlaceholderText: t["muted"],
     }
     for role, color in roles.items():
@@ -71,3 +76,60 @@ def palette(name: str) -> QPalette:
     for role in (QPalette.Text, QPalette.WindowText, QPalette.ButtonText):
         pal.setColor(QPalette.Disabled, role, QColor(t["muted"]))
     return pal
+
+
+def luminance(color) -> float:
+    """WCAG 2 relative luminance of a colour."""
+    c = QColor(color)
+
+    def ch(v: int) -> float:
+        v = v / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+
+
+def label_on(background) -> str:
+    """Black or white, whichever reads better on `background` (a label inside a path-coloured cell)."""
+    lum = luminance(background)
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
+def theme_of(pal: QPalette | None = None) -> str:
+    """The theme a palette belongs to, the application's by default ("dark" when its window is dark): for views
+    that colour their own text."""
+    if pal is None:
+        from PySide6.QtGui import QGuiApplication
+
+        pal = QGuiApplication.palette()
+    return "dark" if pal.color(QPalette.Window).lightness() < 128 else "light"
+
+
+_FOLLOWERS: list = []  # (weak reference to a widget, apply) of follow_theme
+
+
+def follow_theme(widget, apply) -> None:
+    """Call apply(theme name) now and on every announce_theme (the window's apply_theme), for a widget whose own
+    colours (a style sheet, rich text) do not follow the palette: a style sheet's colour pins the widget's
+    palette, so the application's new palette never reaches it."""
+    import weakref
+
+    _FOLLOWERS.append((weakref.ref(widget), apply))
+    apply(theme_of())
+
+
+def announce_theme(name: str) -> None:
+    """The theme changed: every follower re-colours (a deleted widget is dropped)."""
+    import shiboken6
+
+    alive = []
+    for ref, apply in _FOLLOWERS:
+        w = ref()
+        if w is None or not shiboken6.isValid(w):
+            continue
+        try:
+            apply(name)
+        except RuntimeError:  # its C++ side went away meanwhile
+            continue
+        alive.append((ref, apply))
+    _FOLLOWERS[:] = alive

@@ -33,19 +33,24 @@ class AppStyle(QProxyStyle):
         painter.save()
         painter.setRenderHint(painter.RenderHint.Antialiasing, True)
         painter.setPen(QPen(pal.color(QPalette.PlaceholderText) if enabled else pal.color(QPalette.Mid), 1.2))
-        painter.setBrush(pal.color(QPalette.Highlight) if (on and enabled) else pal.color(QPalette.Base))
+        # Checked and disabled: filled with the disabled text colour, the mark in the base colour (a white tick
+        # on the white base drew an empty box in the light theme).
+        disabled_text = pal.color(QPalette.Disabled, QPalette.WindowText)
+        fill = pal.color(QPalette.Highlight) if enabled else disabled_text
+        mark = pal.color(QPalette.HighlightedText) if enabled else pal.color(QPalette.Base)
+        painter.setBrush(fill if on else pal.color(QPalette.Base))
         if element == _RADIO:
             painter.drawEllipse(r)
             if on:  # a light dot in the filled circle: checked reads at a glance in both themes
                 painter.setPen(Qt.NoPen)
-                painter.setBrush(pal.color(QPalette.HighlightedText))
+                painter.setBrush(mark)
                 d = r.width() * 0.36
                 painter.drawEllipse(r.center(), d / 2, d / 2)
         else:
             painter.drawRoundedRect(r, 2, 2)
             x, y, w, h = r.left(), r.top(), r.width(), r.height()
             if on:  # a light tick on the highlight
-                painter.setPen(QPen(pal.color(QPalette.HighlightedText), 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
+                painter.setPen(QPen(mark, 1.8, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
                 painter.drawPolyline([QPointF(x + w * 0.22, y + h * 0.52), QPointF(x + w * 0.42, y + h * 0.72),
                                       QPointF(x + w * 0.78, y + h * 0.30)])
             elif option.state & QStyle.StateFlag.State_NoChange:  # partly checked: a dash in the text colour

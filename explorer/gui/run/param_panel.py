@@ -276,7 +276,10 @@ class ParamPanel(QWidget):
         self.message.setObjectName("message")
         self.message.setWordWrap(True)
         self.message.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-        self.message.setStyleSheet("color: #d93025; font-weight: 600;")
+        from explorer.gui.common.colors import follow_theme, theme
+
+        # the theme's error red: a fixed #d93025 read at 2.9:1 on the dark panel
+        follow_theme(self.message, lambda t: self.message.setStyleSheet(f"color: {theme(t)['error']}; font-weight: 600;"))
         # The message and the Run/Stop buttons: a footer the main window pins under the scrolled fields, so
         # Run never scrolls out of view in a short window.
         self.footer = QWidget()

@@ -276,7 +276,9 @@ class ResultsModel(QAbstractTableModel):
 
             return QBrush(QColor(theme(self.theme)["error"]))
         if role == Qt.ForegroundRole and name == "status" and noisy:
-            return QBrush(QColor("#d68910"))
+            from explorer.gui.common.colors import theme
+
+            return QBrush(QColor(theme(self.theme)["warn"]))  # #d68910 read at 2.8:1 on white
         if role == Qt.FontRole and name == "path":
             f = QFont()
             f.setBold(True)

@@ -200,6 +200,10 @@ class ModelView(QWidget):
         self.answer.setFont(f)
         self.message = QLabel("")
         self.message.setWordWrap(True)
+        from explorer.gui.common.colors import follow_theme
+
+        follow_theme(self.message, lambda _t: self._error_html(self.last_error)
+                     if self.last_error and self.last_error in self.message.text() else None)
 
         self.layers = self._table(LAYER_HEAD)
         self.layers.setObjectName("modelLayers")
@@ -301,6 +305,9 @@ class ModelView(QWidget):
             return False
         self.last_error = ""
         self.session.set_model_report(None)  # the session's last plan, live parts and report, is cleared
+        # the fields this plan is made from: its report comes back under them when the session is reopened
+        self.session.model.inputs = {"model": text, "input": self.input_edit.text(),
+                                     "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
         self.layers.setRowCount(0)
         self.modes_table.setRowCount(0)
         self.message.setText("")
@@ -331,8 +338,14 @@ class ModelView(QWidget):
 
     def _show_error(self, msg: str) -> None:
         self.last_error = msg
-        self.message.setText(f'<span style="color:#b3261e">{msg}</span>')
+        self._error_html(msg)
         self.status.emit(msg)
+
+    def _error_html(self, msg: str) -> None:
+        from explorer.gui.common.colors import theme, theme_of
+
+        # the theme's error red (a fixed #b3261e read at 2.1:1 on the dark panel)
+        self.message.setText(f'<span style="color:{theme(theme_of())["error"]}">{msg}</span>')
 
     # ---- the session's plan (read-only: the session's ModelState holds it) -----------------------------
     @property
@@ -394,10 +407,23 @@ class ModelView(QWidget):
         """The session's report (a run's, or a reopened session's): both tables, the answer, the export."""
         if report is None:
             return
+        self._show_inputs(report)
         self._fill_layers()
         self._fill_modes(self.modes)
         self.answer.setText(report.answer())
         self.export_button.setEnabled(True)
+
+    def _show_inputs(self, report) -> None:
+        """The fields say what the report was planned from (kept with it; else what the report itself names)."""
+        inv = report.inventory
+        got = self.session.model.inputs or {
+            "model": inv.model, "dtype": inv.dtype, "modes": [m.mode for m in report.modes],
+            "input": "" if inv.input_label else ",".join(str(n) for n in inv.input_shape)}
+        self.set_model(got.get("model") or inv.model)
+        self.set_input(got.get("input") or "")
+        if got.get("dtype") and self.dtype_box.findText(got["dtype"]) >= 0:
+            self.dtype_box.setCurrentText(got["dtype"])
+        self.set_modes(got.get("modes") or ())
 
     def _on_progress(self, text: str) -> None:
         self.message.setText(text)

@@ -130,6 +130,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.bridge = SessionBridge(self.session, self)
         self._sized = False
         self._restored_splitters = False
+        self.placed = False  # a saved window rectangle was restored (restore_settings)
 
         self.controller = RunController(self)
         self.controller.on_boundary = self._draw_boundary
@@ -350,7 +351,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self._show_path(None)
         # The session clears the Run rows (the table follows) and starts the job the status bar reads.
         self.session.apply(RunStarted(spec, {"paths": list(opts.paths), "threads": opts.threads,
-                                             "budget_ms": opts.budget_ms, "trace": opts.trace}))
+                                             "budget_ms": opts.budget_ms, "trace": opts.trace,
+                                             "allocator": opts.allocator, "isa": opts.isa}))
         self.controller.start(spec, opts, self.csv_path)
         self._set_running(True)
         self.status_label.setText(f"Running {spec.descriptor()} ({spec.dtype}) on {len(opts.paths)} paths…")
@@ -531,6 +533,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         app = QApplication.instance()
         if app is not None:
             app.setPalette(colors.palette(self.theme))
+        colors.announce_theme(self.theme)  # views that colour their own text (colors.follow_theme)
         self.timing.set_theme(self.theme)
         self.summary.set_theme(self.theme)
         self.model.set_theme(self.theme)
@@ -555,9 +558,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             return False
         if s.value("version", 0, int) != SETTINGS_VERSION:
             return False
-        geo = s.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
+        self._restore_placement(s)
         state = s.value("window_state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
@@ -600,7 +601,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         if s is None:
             return
         s.setValue("version", SETTINGS_VERSION)
-        s.setValue("geometry", self.saveGeometry())
+        self._save_placement(s)
         s.setValue("window_state", self.saveState())
         for split in (self.main_split, self.chart_split, self.bottom_split):
             s.setValue(f"splitter/{split.objectName()}", split.saveState())
@@ -617,6 +618,36 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         s.setValue("trace", "true" if o["trace"] else "false")
         s.setValue("baseline", self.summary.baseline)
         s.sync()
+
+    def _save_placement(self, s) -> None:
+        """The client rectangle (the normal one when maximized) and the frame around it (window.placement)."""
+        from explorer.gui.window.placement import frame_margins
+
+        s.setValue("window/rect", self.normalGeometry() if self.isMaximized() else self.geometry())
+        m = frame_margins(self)
+        s.setValue("window/frame", f"{m.left()},{m.top()},{m.right()},{m.bottom()}")
+        s.setValue("window/maximized", "true" if self.isMaximized() else "false")
+        s.remove("geometry")  # Qt's blob moved the window by its guessed title bar on every relaunch
+
+    def _restore_placement(self, s) -> None:
+        from PySide6.QtCore import QMargins, QRect
+
+        from explorer.gui.window.placement import place
+
+        rect = s.value("window/rect")
+        if not isinstance(rect, QRect) or not rect.isValid():
+            geo = s.value("geometry")  # a settings file from before: Qt's blob, then clamped like the rest
+            if not isinstance(geo, QByteArray) or not self.restoreGeometry(geo):
+                return
+            rect = self.geometry()
+        try:
+            margins = QMargins(*(max(0, min(200, int(v))) for v in str(s.value("window/frame", "0,0,0,0")).split(",")))
+        except (TypeError, ValueError):
+            margins = QMargins()
+        self._fitted_size = place(self, rect, margins).size()
+        self.placed = True  # `gui` without --size keeps this place and size
+        if str(s.value("window/maximized", "false")).lower() == "true":
+            self.setWindowState(self.windowState() | Qt.WindowMaximized)
 
     # ---- closing ---------------------------------------------------------------------------------------------
     def shutdown(self) -> None:
@@ -648,6 +679,23 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         if not self._sized:
             self._sized = True
             self.fit_splitters()
+            self._keep_on_screen()
+            QTimer.singleShot(0, self._keep_on_screen)  # a window manager adds its frame after the first show
+
+    def _keep_on_screen(self) -> None:
+        """Sized before its frame was known, the window may overhang the screen: the frame must fit in too."""
+        from explorer.gui.window.placement import clamp_rect, frame_margins, screen_for
+
+        g = self.geometry()
+        fitted = getattr(self, "_fitted_size", None)
+        if self.isMaximized() or self.isFullScreen() or fitted is None or g.size() != fitted:
+            return  # only the size this window chose for the screen (a size asked for since is kept)
+        screen = screen_for(g)
+        if screen is None:
+            return
+        want = clamp_rect(g, screen.availableGeometry(), frame_margins(self))
+        if want != g:
+            self.setGeometry(want)
 
     NARROW = 900  # below this Run-tab width the table sits above the layouts, not beside them
 
@@ -666,12 +714,10 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.bottom_split.setOrientation(orient)
         if self._restored_splitters and not changed:
             return
-        # In a narrow window the table keeps room for six rows (the six paths) whatever the layouts want,
-        # or four (and a scroll bar) when six would leave the charts less than their legible minimum.
+        # The table keeps room for the six paths' rows whatever the banner and the layouts want: when they do
+        # not all fit (1024x700 with the noisy banner), the Run tab scrolls instead of squeezing the table.
         rows = 6
-        if narrow and (self.charts_box.minimumSizeHint().height() + self._rows(6) + self.DETAIL_MIN_H + 12 > h):
-            rows = 4
-        self.table.setMinimumHeight(self._rows(rows) if narrow else 0)
+        self.table.setMinimumHeight(self._rows(rows))
         if narrow:
             # Charts 36 % (at least their minimum); below them the table and the layouts get the rest.
             top = max(int(h * 0.36), self.charts_box.minimumSizeHint().height())
@@ -706,3 +752,4 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
     def resize_within_screen(self, width: int, height: int) -> None:
         """The asked size, but never past the screen's available geometry (its frame included)."""
         self.resize(fit_size(width, height, self.screen(), self.frameGeometry().size() - self.geometry().size()))
+        self._fitted_size = self.size()

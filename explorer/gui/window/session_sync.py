@@ -40,7 +40,8 @@ class WindowSession:
             self.panel.set_spec(spec)
 
     def _on_session_options(self, o: dict) -> None:
-        self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"))
+        self.panel.set_options(o.get("paths"), o.get("threads", 0) or 0, o.get("budget_ms"), o.get("trace"),
+                               o.get("allocator"), o["isa"] if "isa" in o else ...)
 
     # ---- session files --------------------------------------------------------------------------------
     def session_options(self) -> dict:
@@ -65,6 +66,7 @@ class WindowSession:
             return False
         # What the panel shows now is the session's spec and options (read here, not copied on every edit).
         s.spec, s.options, s.baseline = self.panel.spec or spec, self.panel.options(), self.summary.baseline
+        s.window = self._window_part()
         try:
             s.save(path)
         except (OSError, ValueError) as e:
@@ -72,6 +74,26 @@ class WindowSession:
             return False
         self.status_label.setText(f"Saved the session to {path}.")
         return True
+
+    def _window_part(self) -> dict:
+        """The window's own part of the session: the selected tab, Compare's baselines and its pair."""
+        bv = self.baseline_view
+        return {"tab": self.tabs.tabText(self.tabs.currentIndex()),
+                "baselines": [{"label": k, "rows": rows} for k, rows in bv.baselines.items()],
+                "pair": [bv.a_combo.currentText(), bv.b_combo.currentText()]}
+
+    def _show_window_part(self, part: dict) -> None:
+        """A reopened session's window part: its baselines replace Compare's, its tab is selected."""
+        bv = self.baseline_view
+        bv.clear()
+        for b in part.get("baselines") or []:
+            bv.add_rows(b["rows"], b["label"])
+        pair = part.get("pair")
+        if pair and pair[0] in bv.baselines:
+            bv.set_pair(*pair)
+        names = [self.tabs.tabText(i) for i in range(self.tabs.count())]
+        if part.get("tab") in names:
+            self.tabs.setCurrentIndex(names.index(part["tab"]))
 
     def open_session(self, path: str | None = None) -> bool:
         """Reopen a session file into the session model; every view follows it (spec, options, rows, sweep,
@@ -103,8 +125,12 @@ class WindowSession:
         ok = [r for r in stored.results if r.status == "ok"]
         if ok:
             self.select_path(ok[0].path)
+        self._show_window_part(self.session.window)
         nsweep = len(stored.sweep["items"]) if stored.sweep else 0
         extra = (f" and {nsweep} sweep rows" if nsweep else "") + (", a model report" if stored.model else "")
+        o = self.session.options
+        isa = (f" The rows were measured with the ISA cap {o['isa']}, which this CPU does not have: the ISA field "
+               "keeps its choice." if "isa" in o and self.panel.options()["isa"] != o["isa"] else "")
         self.status_label.setText(f"Opened {path}: {len(stored.results)} rows{extra}"
-                                  " (layouts are not stored: run again to see them).")
+                                  f" (layouts are not stored: run again to see them).{isa}")
         return True
