@@ -275,6 +275,7 @@ class Plan:
     rows: list = field(default_factory=list)  # the resumed CSV's rows, written again first
     done: set = field(default_factory=set)  # their identities (with the host for --every-host)
     already: int = 0  # problems the resumed CSV holds (local and spread runs)
+    lock: object = None  # the target's writer's lock (explorer.core.output_lock), taken before its rows are read
 
 
 def fleet_plan(points: list, args) -> Plan:
@@ -299,6 +300,12 @@ def fleet_plan(points: list, args) -> Plan:
     if args.resume:
         import os
 
+        from explorer.core.output_lock import lock_output
+
+        in_place = not args.csv or os.path.abspath(args.csv) == os.path.abspath(args.resume)
+        if in_place and os.path.isfile(args.resume):
+            # Going on in place: locked before its rows are read, so no other writer appends behind our back.
+            out.lock = lock_output(args.resume, "resume")
         header, rows = resume_rows(args.resume)
         columns = CLUSTER_COLUMNS if args.cluster else CSV_COLUMNS
         if tuple(header) != tuple(columns):

@@ -10,11 +10,10 @@ from __future__ import annotations
 import csv
 import io
 import os
-from pathlib import Path
 
 from explorer.core.errors import InputError
-from explorer.core.files import atomic_write_text, check_writable, read_text
-from explorer.core.report.results import read_csv
+from explorer.core.files import atomic_write_text, check_writable
+from explorer.core.report.results import read_csv, whole_rows_text
 
 IDENTITY_COLUMNS = ("name", "desc", "dtype", "vary")
 
@@ -66,7 +65,7 @@ def point_done(point, paths, done: set, host: str | None = None) -> bool:
 def resume_rows(path: str | os.PathLike) -> tuple[list[str], list[dict]]:
     """The header and raw rows (CSV cells as text) of a CSV to go on with; read_csv checks it first."""
     read_csv(path)  # not our CSV or a bad line: one sentence naming the file and line
-    reader = csv.DictReader(io.StringIO(read_text(Path(path), "csv")))
+    reader = csv.DictReader(io.StringIO(whole_rows_text(path, [])))  # a torn last line: dropped (read_csv said so)
     rows = list(reader)
     return list(reader.fieldnames or []), rows
 
