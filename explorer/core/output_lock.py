@@ -146,7 +146,8 @@ def _take(target, key: str, field: str) -> _Held:
             os.close(fd)
             raise InputError(f"{lock!r} is not the tool's lock file (the tool keeps its writer's lock there and "
                              "never overwrites another file): move it away.", field)
-        text = f"{MARK}\npid={os.getpid()}\ncmd={_command_line()}\n".encode()
+        cmd = _command_line().replace("\r", " ").replace("\n", " ")  # one line in the file, and in a refusal
+        text = f"{MARK}\npid={os.getpid()}\ncmd={cmd}\n".encode()
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, text, 0)
