@@ -243,8 +243,9 @@ class RowsFile:
 
 
 def append_text(path: str | os.PathLike, text: str) -> None:
-    """Append text to an existing regular file and fsync it; on failure (a full disk) cut the file back to its
-    size before, so no part of the text is left (the earlier rows stay a complete CSV) and raise the OSError."""
+    """Append text to an existing regular file and fsync it; on failure (a full disk, EIO, an interrupt) cut the
+    file back to its size before, so no part of the text is left (the earlier rows stay a complete CSV), and
+    raise it again."""
     data = memoryview(text.encode("utf-8"))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
@@ -258,7 +259,7 @@ def append_text(path: str | os.PathLike, text: str) -> None:
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
                 data = data[n:]
             os.fsync(fd)
-        except OSError:
+        except BaseException:  # also Ctrl+C mid-row: the file keeps exactly the rows counted on disk
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, st.st_size)
             raise
