@@ -10,6 +10,7 @@ resumed CSV, then its sink writes it): holds count, the last release frees the f
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shlex
@@ -19,7 +20,7 @@ import threading
 import time
 import weakref
 
-from explorer.core.errors import InputError
+from explorer.core.errors import InputError, WriteFault
 
 WAIT_S = 0.3  # a second writer is refused at once; this only rides out another process's brief probe
 MARK = "mkldnn-explorer writer"  # the first word of our lock files: any other file at that path is not ours
@@ -81,6 +82,8 @@ def _open_lock(lock: str, field: str) -> int:
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):  # the disk's fault, not the input's: exit 3
+            raise WriteFault(lock, e.strerror or str(e)) from None
         raise InputError(f"cannot lock {lock!r} (one writer per file): {e.strerror or e}.", field) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
