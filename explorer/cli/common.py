@@ -277,6 +277,7 @@ class Plan:
     already: int = 0  # problems of this run (after --shard) whose rows are all in the resumed CSV
     partly: int = 0  # problems with some of their rows there: only their other paths run
     rewrite: bool = False  # the resumed CSV is of an older version (no problem_index): rewritten with it
+    lock: object = None  # the target's writer's lock (explorer.core.output_lock), taken before its rows are read
 
 
 def fleet_plan(points: list, args, source: str = "this list") -> Plan:
@@ -311,6 +312,12 @@ def fleet_plan(points: list, args, source: str = "this list") -> Plan:
     if args.resume:
         import os
 
+        from explorer.core.output_lock import lock_output
+
+        in_place = not args.csv or os.path.abspath(args.csv) == os.path.abspath(args.resume)
+        if in_place and os.path.isfile(args.resume):
+            # Going on in place: locked before its rows are read, so no other writer appends behind our back.
+            out.lock = lock_output(args.resume, "resume")
         header, rows = resume_rows(args.resume)
         columns = CLUSTER_COLUMNS if args.cluster else CSV_COLUMNS
         if tuple(header) not in (columns, tuple(c for c in columns if c != PROBLEM_COLUMN)):

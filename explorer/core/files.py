@@ -4,9 +4,11 @@ Output rules (README "Output files"):
 - The tool writes only its own regular files. A path that exists and is not a regular file (a device such as
   /dev/full, a FIFO, a socket, a folder) is refused, --force or not. A symbolic link is refused too (the tool
   never replaces a link by a file, nor writes through it to a target it did not name): give the target's path.
-- Every write is atomic: a temp file beside the target, flushed and fsynced, then renamed over it. A row file
-  (RowsFile: the CSVs) is rewritten that way after every finished row, so the target on disk is always a
-  complete file holding every row finished so far; `on_disk` counts the rows really there.
+- Every whole write is atomic: a temp file beside the target, flushed and fsynced, then renamed over it. A row
+  file (RowsFile: the CSVs) is written that way once, when it is new or resumed; then each finished row is
+  appended and fsynced (constant cost per row), and a failed append is cut off again, so the target on disk is
+  always a complete file holding every row finished so far; `on_disk` counts the rows really there.
+- One writer per file: a CSV is locked (explorer.core.output_lock) before any work; a second writer is refused.
 - A write that fails (a full disk) raises WriteFault: which file, why, how many rows are safe in it; the full
   content goes to a recovery copy in the cache folder (recover()), or on stdout when that fails too.
 """
@@ -14,6 +16,7 @@ Output rules (README "Output files"):
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -100,6 +103,9 @@ def check_writable(path: str | os.PathLike, overwrite: bool = True) -> Path:
     if not str(path).strip():
         raise InputError("an output path is empty; give a file name.", "csv")
     refuse_special(p)
+    from explorer.core.output_lock import refuse_if_locked
+
+    refuse_if_locked(p)  # another process writing it: named, before the checks below say "exists"
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise InputError(f"cannot write {str(p)!r}: folder {str(parent)!r} does not exist.", "csv")
@@ -167,35 +173,98 @@ def write_output(path: str | os.PathLike, text: str, rows: int | None = None, ki
 
 
 class RowsFile:
-    """A row file (a CSV) rewritten atomically after every finished row: the target always holds every row
-    written so far, complete. `on_disk` is how many rows are really in it; a write that fails raises WriteFault
-    (rows safe = on_disk, text = every row, for the recovery copy) and the target keeps its last good content."""
+    """A row file (a CSV), held under its writer's lock (explorer.core.output_lock) from construction to close().
+    It is started once, atomically: the header and the rows it goes on with (a resume), or a whole replace().
+    After that each finished row is one append (write, fsync), so a row costs the same at row 1 and at row
+    1,000,000. `on_disk` is how many rows are really in it; a write that fails raises WriteFault (rows safe =
+    on_disk, text = the file's good content and the row, for the recovery copy) after cutting off what it wrote
+    of the row, so every earlier row stays intact."""
 
-    def __init__(self, path: str | os.PathLike | None, header: str):
+    def __init__(self, path: str | os.PathLike | None, header: str, lines: list[str] = ()):
+        from explorer.core.output_lock import lock_output
+
         self.path = Path(path) if path else None
         self.header = header
-        self.lines: list[str] = []
-        self.on_disk = 0
-
-    def text(self) -> str:
-        return self.header + "".join(self.lines)
+        self.base = list(lines)  # the rows it starts with (a resume), until start() writes them
+        self.count = len(self.base)  # every row given, on disk or not
+        # A resumed file on disk already holds its rows: a failed start leaves it as it was.
+        self.on_disk = len(self.base) if self.base and self.path is not None and self.path.exists() else 0
+        self.started = False
+        self.lock = lock_output(self.path) if self.path is not None else None
 
     def add(self, line: str) -> None:
-        self.lines.append(line)
-        self.flush()
-
-    def replace(self, lines: list[str]) -> None:
-        self.lines = list(lines)
-        self.flush()
-
-    def flush(self) -> None:
+        self.count += 1
         if self.path is None:
             return
+        if not self.started:
+            self.base.append(line)
+            self.start()
+            return
         try:
-            atomic_write_text(self.path, self.text())
+            append_text(self.path, line)
         except OSError as e:
-            raise WriteFault(str(self.path), e.strerror or str(e), self.on_disk, len(self.lines), self.text()) from None
-        self.on_disk = len(self.lines)
+            raise WriteFault(str(self.path), e.strerror or str(e), self.on_disk, self.count,
+                             self._recovery_text(line)) from None
+        self.on_disk += 1
+
+    def start(self) -> None:
+        """The one full write: header and the rows it starts with, atomically (a new or resumed file)."""
+        text = self.header + "".join(self.base)
+        try:
+            atomic_write_text(self.path, text)
+        except OSError as e:
+            raise WriteFault(str(self.path), e.strerror or str(e), self.on_disk, self.count, text) from None
+        self.on_disk, self.base, self.started = self.count, [], True
+
+    def replace(self, lines: list[str]) -> None:
+        """Every row anew (the model's final report): one atomic rewrite, appends after it."""
+        self.base, self.count = list(lines), len(lines)
+        if self.path is None:
+            return
+        self.on_disk = min(self.on_disk, self.count)
+        self.start()
+
+    def flush(self) -> None:
+        """Put the header (and the rows it starts with) on disk if not yet there; rows are on disk as added."""
+        if self.path is not None and not self.started:
+            self.start()
+
+    def close(self) -> None:
+        """Give the writer's lock back (also done when the process ends, however it ends)."""
+        if self.lock is not None:
+            self.lock.release()
+
+    def _recovery_text(self, line: str) -> str:
+        try:
+            with open(self.path, encoding="utf-8", newline="") as f:
+                return f.read() + line
+        except (OSError, UnicodeDecodeError):
+            return self.header + line
+
+
+def append_text(path: str | os.PathLike, text: str) -> None:
+    """Append text to an existing regular file and fsync it; on failure (a full disk, EIO, an interrupt) cut the
+    file back to its size before, so no part of the text is left (the earlier rows stay a complete CSV), and
+    raise it again."""
+    data = memoryview(text.encode("utf-8"))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "it is no longer a regular file")
+        try:
+            while data:
+                n = os.write(fd, data)
+                if n <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                data = data[n:]
+            os.fsync(fd)
+        except BaseException:  # also Ctrl+C mid-row: the file keeps exactly the rows counted on disk
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, st.st_size)
+            raise
+    finally:
+        os.close(fd)
 
 
 def commit_file(tmp: str | os.PathLike, path: str | os.PathLike) -> None:

@@ -103,24 +103,37 @@ def _batch(tmp_path, n=3):
     return f
 
 
-def _failing_after(monkeypatch, good_writes):
-    """The CSV's writes succeed `good_writes` times, then the disk is full (ENOSPC)."""
-    real = files_mod.atomic_write_text
+def _failing_after(monkeypatch, good_appends):
+    """The CSV's row appends succeed `good_appends` times; then the disk fills in the middle of a row: half of
+    it reaches the file, the rest fails with ENOSPC (the real append_text runs, with a short os.write)."""
+    real = files_mod.append_text
     calls = {"n": 0}
 
-    def write(path, text):
+    def append(path, text):
         if os.path.basename(path) == "out.csv":
             calls["n"] += 1
-            if calls["n"] > good_writes:
-                raise OSError(errno.ENOSPC, "No space left on device")
+            if calls["n"] > good_appends:
+                wrote = {"n": 0}
+                real_write = os.write
+
+                def short_write(fd, data):
+                    if wrote["n"]:
+                        raise OSError(errno.ENOSPC, "No space left on device")
+                    wrote["n"] = real_write(fd, bytes(data[: len(data) // 2]))
+                    return wrote["n"]
+
+                with pytest.MonkeyPatch.context() as m:
+                    m.setattr(files_mod.os, "write", short_write)
+                    return real(path, text)
         return real(path, text)
 
-    monkeypatch.setattr(files_mod, "atomic_write_text", write)
+    monkeypatch.setattr(files_mod, "append_text", append)
 
 
 def test_a_full_disk_mid_batch_keeps_the_rows_written_and_says_how_many(tmp_path, monkeypatch, capsys):
-    """Simulated ENOSPC (the writer patched): header + 2 rows reach the file, the 3rd write fails."""
-    _failing_after(monkeypatch, 3)
+    """Simulated ENOSPC in the middle of the 3rd row: the header and 2 rows stay on disk, whole; the half row
+    that got written is cut off again (no torn line)."""
+    _failing_after(monkeypatch, 2)
     out = tmp_path / "out.csv"
     assert main(["batch", str(_batch(tmp_path)), *FAST, "--csv", str(out)]) == EXIT_FAULT
     cap = capsys.readouterr()
@@ -128,6 +141,7 @@ def test_a_full_disk_mid_batch_keeps_the_rows_written_and_says_how_many(tmp_path
     assert "No space left on device" in last and "2 of 3 rows are safe" in last
     assert "wrote 3 rows" not in cap.err
     assert len(read_csv(out)) == 2  # the file on disk parses and holds exactly what the sentence says
+    assert out.read_text().endswith("\n") and "dropped a torn" not in capsys.readouterr().err
     rec = list((tmp_path / "cache" / "recovered").iterdir())
     assert len(rec) == 1 and str(rec[0]) in last
     assert [r["oc"] for r in read_csv(rec[0])] == [8, 16, 24]
@@ -135,7 +149,7 @@ def test_a_full_disk_mid_batch_keeps_the_rows_written_and_says_how_many(tmp_path
 
 
 def test_recovery_goes_to_stdout_when_the_cache_cannot_be_written(tmp_path, monkeypatch, capsys):
-    _failing_after(monkeypatch, 1)
+    _failing_after(monkeypatch, 0)
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache folder should be")
     out = tmp_path / "out.csv"
@@ -187,12 +201,13 @@ def _fill(d, leave=0):
 
 
 def test_a_real_full_tmpfs_keeps_every_row_somewhere(tmp_path, capsys):
-    """A real 64 KiB tmpfs, filled to one free page: the header fits, the first row's rewrite does not."""
+    """A real 64 KiB tmpfs, filled to two free pages (the writer's lock file, the CSV's first page): the rows
+    are appended until the page is full, and the row that no longer fits is cut off, not left torn."""
     d = _tmpfs(tmp_path)
     try:
-        _fill(d, leave=4096)  # one page free: the header's file
+        _fill(d, leave=2 * 4096)
         out = d / "out.csv"
-        rc = main(["batch", str(_batch(tmp_path, 2)), *FAST, "--csv", str(out)])
+        rc = main(["batch", str(_batch(tmp_path, 14)), *FAST, "--csv", str(out)])
         cap = capsys.readouterr()
         assert rc == EXIT_FAULT
         last = cap.err.strip().splitlines()[-1]
@@ -200,7 +215,9 @@ def test_a_real_full_tmpfs_keeps_every_row_somewhere(tmp_path, capsys):
 
         m = re.search(r"(\d+) of (\d+) rows are safe in it", last)
         assert m and "No space left" in last  # the run stops at the fault: the rows finished by then
+        assert 1 <= int(m.group(1)) == int(m.group(2)) - 1  # some rows fit; the one that did not is the last
         assert len(read_csv(out)) == int(m.group(1))  # what it says is on disk is on disk, and parses
+        assert out.read_text().endswith("\n")  # no part of the failed row is left
         rec = [p for p in (tmp_path / "cache" / "recovered").iterdir()]
         assert len(read_csv(rec[0])) == int(m.group(2)) >= 1 and str(rec[0]) in last
     finally:

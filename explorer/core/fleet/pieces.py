@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.errors import InputError
-from explorer.core.files import check_writable, read_text, refuse_special, same_output
-from explorer.core.report.results import CSV_COLUMNS, PROBLEM_COLUMN, STATUSES, read_csv
+from explorer.core.files import check_writable, refuse_special, same_output
+from explorer.core.report.results import CSV_COLUMNS, PROBLEM_COLUMN, STATUSES, read_csv, whole_rows_text
 
 IDENTITY_COLUMNS = ("name", "desc", "dtype", "vary")
 HEADER_COLUMNS = ("desc", "path", "dtype", "threads", "status", "median_ms")  # what read_csv requires
@@ -109,7 +109,7 @@ class Resumed:
 def resume_rows(path: str | os.PathLike) -> tuple[list[str], list[dict]]:
     """The header and raw rows (CSV cells as text) of a CSV to go on with; read_csv checks it first."""
     read_csv(path)  # not our CSV or a bad line: one sentence naming the file and line
-    reader = csv.DictReader(io.StringIO(read_text(Path(path), "csv")))
+    reader = csv.DictReader(io.StringIO(whole_rows_text(path, [])))  # a torn last line: dropped (read_csv said so)
     rows = list(reader)
     return list(reader.fieldnames or []), rows
 

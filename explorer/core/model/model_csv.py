@@ -1,5 +1,5 @@
 """The model CSV: one row per layer, per (layer, path) and per mode, in one column set (the per-layer
-CSV's columns after the planner's own), written atomically, and the sink that rewrites it as rows arrive."""
+CSV's columns after the planner's own), written atomically, and the sink that appends to it as rows arrive."""
 
 from __future__ import annotations
 
@@ -100,13 +100,16 @@ def rows_to_text(rows: list[dict], extra: tuple[str, ...] = ()) -> str:
 
 def write_model_csv(path, rows: list[dict]) -> None:
     from explorer.core.files import atomic_write_text
+    from explorer.core.output_lock import lock_output
 
-    atomic_write_text(path, rows_to_text(rows))
+    with lock_output(path):  # one writer per CSV, as every sink
+        atomic_write_text(path, rows_to_text(rows))
 
 
 class ModelCsvSink:
-    """The model CSV rewritten atomically as rows arrive (layer_path and mode rows while measuring, the whole
-    report at the end); `on_disk` counts the rows really in the file. A failed write raises WriteFault."""
+    """The model CSV as rows arrive (explorer.core.files.RowsFile): layer_path and mode rows appended while
+    measuring, the whole report rewritten atomically once at the end; its writer's lock taken at construction
+    (before any work). `on_disk` counts the rows really in the file. A failed write raises WriteFault."""
 
     def __init__(self, path, extra: tuple[str, ...] = ()):
         from explorer.core.files import RowsFile
@@ -130,3 +133,6 @@ class ModelCsvSink:
     def replace(self, rows: list[dict]) -> None:
         self.rows = list(rows)
         self.file.replace([rows_to_text([r], self.extra)[len(self.file.header):] for r in self.rows])
+
+    def close(self) -> None:
+        self.file.close()

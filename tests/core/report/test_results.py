@@ -50,7 +50,8 @@ def test_sink_writes_every_row_atomically(tmp_path):
     rows = list(csv.DictReader(out.open()))
     assert first.count("\n") == 2 and len(rows) == 2
     assert rows[0]["name"] == "layer, with comma" and rows[1]["error"] == 'reason "quoted"'
-    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]  # no temp files left behind
+    sink.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]  # no temp files, nor the writer's lock, left behind
 
 
 def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
