@@ -76,16 +76,13 @@ def require_dask() -> None:
                          "cluster") from None
 
 
-def connect(address: str, timeout_s: float = 10.0):
-    """A Client of the scheduler at `address`; one sentence when dask is missing or nobody answers."""
+def connect(address: str, timeout_s: float = 10.0, cancel: Callable[[], bool] | None = None):
+    """A Client of the scheduler at `address` within `timeout_s` (explorer.core.fleet.reach); one sentence
+    when dask is missing, nobody answers or something that is not a scheduler does."""
     require_dask()
-    from distributed import Client
+    from explorer.core.fleet.reach import connect_client
 
-    try:
-        return Client(address, timeout=timeout_s)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise InputError(f"no Dask scheduler answered at {address!r} ({str(e).splitlines()[0][:120]}); start one "
-                         "with `dask scheduler`.", "cluster") from None
+    return connect_client(address, timeout_s, cancel)
 
 
 def measuring_workers(client) -> dict[str, str]:

@@ -669,7 +669,11 @@ class SweepView(QWidget):
         self.session.apply(SweepFinished(last, cancelled))  # the session learns the paths' overhead from it
         rows = self.results()
         n = len(rows)
-        if cancelled:
+        failed = self.controller.last_error  # it ended on an error: never called done
+        if failed:
+            msg = f"Sweep failed after {n} finished rows, kept: {failed[0].upper() + failed[1:]}"
+            self.progress.setFormat("failed at %v/%m")
+        elif cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
             self.progress.setFormat("stopped at %v/%m")
         else:
