@@ -76,13 +76,13 @@ def require_dask() -> None:
                          "cluster") from None
 
 
-def connect(address: str, timeout_s: float = 10.0, cancel: Callable[[], bool] | None = None):
-    """A Client of the scheduler at `address` within `timeout_s` (explorer.core.fleet.reach); one sentence
-    when dask is missing, nobody answers or something that is not a scheduler does."""
+def connect(address: str, timeout_s: float | None = None, cancel: Callable[[], bool] | None = None):
+    """A Client of the scheduler at `address` within `timeout_s` (default reach.CONNECT_DEADLINE_S); one
+    sentence when dask is missing, nobody answers or something that is not a scheduler does."""
     require_dask()
-    from explorer.core.fleet.reach import connect_client
+    from explorer.core.fleet import reach
 
-    return connect_client(address, timeout_s, cancel)
+    return reach.connect_client(address, reach.CONNECT_DEADLINE_S if timeout_s is None else timeout_s, cancel)
 
 
 def measuring_workers(client) -> dict[str, str]:

@@ -13,12 +13,34 @@ from __future__ import annotations
 import socket
 from typing import Callable
 
-from explorer.core.errors import InputError
+from explorer.core.errors import ExplorerError, Fault, InputError
 from explorer.core.fleet.deadline import Cancelled, Deadline, call_within
 
 DEFAULT_PORT = 8786  # `dask scheduler`'s port
 CONNECT_DEADLINE_S = 5.0  # how long connecting to a cluster may take, TCP probe and handshake each
 CLOSE_DEADLINE_S = 3.0  # how long closing a client (and cancelling its tasks) may hold a job that ends
+
+
+class ClusterLost(Fault):
+    """The cluster failed mid-run (a closed stream, a scheduler gone): not the user's input, so the CLI exits
+    3; the window marks the Cluster field with it (`field`), and the rows that finished are kept."""
+
+    field = "cluster"
+
+
+def lost(address: str, e: BaseException) -> ClusterLost:
+    """A client error mid-run as ClusterLost, in one sentence."""
+    return ClusterLost(failure_sentence(address, e))
+
+
+def lost_as_fault(events, address: str):
+    """The cluster's events, a client error among them raised as ClusterLost (one sentence, exit 3)."""
+    try:
+        yield from events
+    except ExplorerError:
+        raise
+    except Exception as e:  # noqa: BLE001 - "Stream is closed" and the like, in words
+        raise lost(address, e) from None
 
 
 def host_port(address: str) -> tuple[str, int] | None:

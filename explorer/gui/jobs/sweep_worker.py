@@ -138,11 +138,11 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
     bounded too. Whatever the client raises reaches the Cluster field as one sentence (core.fleet.reach)."""
 
     def job(w: JobWorker):
-        from explorer.core.errors import ExplorerError, InputError
+        from explorer.core.errors import ExplorerError
         from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, connect, run_points
         from explorer.core.fleet.deadline import Cancelled, call_within
         from explorer.core.fleet.hosts import CLUSTER_COLUMNS
-        from explorer.core.fleet.reach import close_client, failure_sentence
+        from explorer.core.fleet.reach import close_client, lost
         from explorer.core.jobs.events import SweepProgress
         from explorer.core.jobs.sweep import skipped_row
         from explorer.core.report.results import CsvSink
@@ -171,7 +171,7 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
             except (Cancelled, ExplorerError):
                 raise
             except Exception as e:  # noqa: BLE001 - "Stream is closed" and the like: one sentence on the field
-                raise InputError(failure_sentence(address, e), "cluster") from None
+                raise lost(address, e) from None
 
         try:
             if w.cancelled:
