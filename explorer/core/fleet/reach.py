@@ -126,9 +126,9 @@ def failure_sentence(address: str, e: BaseException, connecting: bool = False) -
         if closed:
             return (f"something at {address!r} accepted the connection and closed it: not a Dask scheduler, or one "
                     "of another version; check the address.")
-        if isinstance(e, MemoryError):
-            return (f"the Dask client gave up reaching {address!r} (it ran out of memory retrying); check the "
-                    "address, and that the scheduler is reachable from this machine.")
+        if isinstance(e, MemoryError):  # it read a reply of another protocol (an HTTP proxy's 400) as a frame size
+            return (f"something at {address!r} answered, but not in Dask's protocol (a web server or a proxy in "
+                    "between?); check the address, and that the scheduler is reachable from this machine.")
         return f"the Dask client could not connect to {address!r} ({name}); check the address or start `dask scheduler`."
     if closed or isinstance(e, OSError):
         return (f"the connection to the cluster at {address!r} was lost ({'it closed' if closed else _os_words(e)}); "

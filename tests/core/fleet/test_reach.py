@@ -64,7 +64,7 @@ def test_text_that_is_no_address_is_refused_before_any_connect():
 
 
 @pytest.mark.parametrize("raised, words", [
-    (MemoryError(), "gave up reaching"),
+    (MemoryError(), "answered, but not in Dask's protocol"),
     (OSError("in <TCP (closed) ConnectionPool.identity local=tcp://127.0.0.1:1 remote=tcp://x:2>: Stream is closed"),
      "accepted the connection and closed it"),
     (RuntimeError("a\nmultiline\nrepr <object at 0x7f>"), "could not connect"),
@@ -106,3 +106,40 @@ def test_a_bounded_call_gives_its_value_its_error_or_gives_up():
             break
         time.sleep(0.01)
     assert got == ["late"]
+
+
+def test_a_server_that_answers_in_another_protocol_is_one_sentence():
+    """What an address behind an HTTP proxy gave: the client read "HTTP/1.1 400" as a frame size and raised a
+    raw MemoryError. A fake server that answers every connection with that reply stands in for it."""
+    pytest.importorskip("distributed")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def answer():
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                c = srv.accept()[0]
+            except OSError:
+                continue
+            try:
+                c.recv(64)
+                c.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+            except OSError:
+                pass
+            c.close()
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(InputError) as e:
+            reach.connect_client(f"tcp://127.0.0.1:{srv.getsockname()[1]}", timeout_s=2.0)
+    finally:
+        stop.set()
+        t.join(2)
+        srv.close()
+    assert e.value.field == "cluster"
+    assert "MemoryError" not in str(e.value) and "HTTP" not in str(e.value)
+    _one_sentence(str(e.value))
