@@ -28,3 +28,7 @@ def test_the_answer_after_stop_names_the_modes_that_did_not_run(make_window, qtb
     assert "every mode is slower" not in text and "keep the model as it is" not in text
     assert "did not run (stopped)" in text and all(MODE_LABEL[m] in text for m in missing)
     assert view.run_button.isEnabled() and "Stopped" in view.message.text()
+    # the modes table has a row for each mode that did not run, saying so
+    t = view.modes_table
+    rows = {t.item(r, 0).text(): t.item(r, 1).text() for r in range(t.rowCount())}
+    assert all(rows[MODE_LABEL[m]] == "not run" for m in missing) and t.rowCount() == len(rep.planned)
