@@ -19,6 +19,7 @@ from explorer.core.fleet.deadline import Cancelled, Deadline, call_within
 DEFAULT_PORT = 8786  # `dask scheduler`'s port
 CONNECT_DEADLINE_S = 5.0  # how long connecting to a cluster may take, TCP probe and handshake each
 CLOSE_DEADLINE_S = 3.0  # how long closing a client (and cancelling its tasks) may hold a job that ends
+IMPORT_DEADLINE_S = 120.0  # importing distributed (once per process): slow under load, never a network wait
 
 
 class ClusterLost(Fault):
@@ -86,8 +87,8 @@ def probe(address: str, timeout_s: float = CONNECT_DEADLINE_S, cancel: Callable[
 def connect_client(address: str, timeout_s: float = CONNECT_DEADLINE_S, cancel: Callable[[], bool] | None = None):
     """A distributed.Client of the scheduler at `address`, made within `timeout_s` after a TCP probe; every
     failure is one sentence (InputError, field "cluster"); Cancelled when Stop came first."""
-    from distributed import Client
-
+    # importing distributed takes seconds on a loaded machine: apart from the deadline, but Stop is felt in it
+    Client = call_within(_client_class, IMPORT_DEADLINE_S, cancel)
     probe(address, timeout_s, cancel)
     try:
         return call_within(lambda: Client(address, timeout=timeout_s), timeout_s + 1.0, cancel,
@@ -100,6 +101,12 @@ def connect_client(address: str, timeout_s: float = CONNECT_DEADLINE_S, cancel: 
                          "unless told otherwise).", "cluster") from None
     except Exception as e:  # noqa: BLE001 - whatever the client raises, the field says it in words
         raise InputError(failure_sentence(address, e, connecting=True), "cluster") from None
+
+
+def _client_class():
+    from distributed import Client
+
+    return Client
 
 
 def close_client(client, cancel_work: Callable[[], None] | None = None) -> None:

@@ -268,9 +268,9 @@ def answer_line(report: ModelReport) -> str:
     runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup]
     if missing:
         names = ", ".join(MODE_LABEL.get(m, m) for m in missing)
-        gap = f"{names} did not run (stopped): no verdict on {'it' if len(missing) == 1 else 'them'}"
         if not runs:
-            return f"no verdict: {gap}."
+            return f"no verdict: {names} did not run (stopped)."
+        gap = f"{names} did not run (stopped): no verdict on {'it' if len(missing) == 1 else 'them'}"
         best = max(runs, key=lambda r: r.speedup)
         return f"{gap}; the best of the modes that ran is {mode_line(best)}"
     if not runs:
