@@ -91,7 +91,7 @@ def connect_client(address: str, timeout_s: float = CONNECT_DEADLINE_S, cancel: 
     Client = call_within(_client_class, IMPORT_DEADLINE_S, cancel)
     probe(address, timeout_s, cancel)
     try:
-        return call_within(lambda: Client(address, timeout=timeout_s), timeout_s + 1.0, cancel,
+        return call_within(lambda: Client(address, timeout=timeout_s), timeout_s, cancel,
                            late=lambda c: c.close(timeout=CLOSE_DEADLINE_S))
     except (Cancelled, InputError):
         raise

@@ -566,6 +566,8 @@ class ModelView(QWidget):
             t.setItem(i, 1, QTableWidgetItem("not run"))
             t.setItem(i, 2, QTableWidgetItem("stopped before this mode ran: no figures, no verdict"))
             t.setSpan(i, 2, 1, len(MODE_HEAD) - 2)
+        if names:
+            t.setColumnWidth(1, max(t.columnWidth(1), t.sizeHintForColumn(1)))  # "not run" whole
 
     def layer_spec(self, row: int):
         item = self.layers.item(row, 0)
