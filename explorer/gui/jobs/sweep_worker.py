@@ -150,8 +150,8 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
         def stopped():
             return w.cancelled
 
-        try:
-            client = connect(address, CONNECT_TIMEOUT_S, cancel=stopped)
+        try:  # connect has its own deadline; Stop is felt within a poll while it waits (a late client is closed)
+            client = call_within(lambda: connect(address, CONNECT_TIMEOUT_S), float("inf"), stopped, late=close_client)
         except Cancelled:  # Stop while the scheduler was being reached: nothing was submitted
             return
         gen = None
