@@ -355,6 +355,7 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
     from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, ClusterStarted, connect, run_points
     from explorer.core.fleet.hosts import CLUSTER_COLUMNS
     from explorer.core.fleet.pieces import point_done
+    from explorer.core.fleet.reach import close_client, lost_as_fault
     from explorer.core.jobs.sweep import skipped_row
     from explorer.core.measure.interference import warning_line
     from explorer.core.report.results import CsvSink
@@ -384,7 +385,7 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             keep([{**row, "host": "", "worker": ""}], label_of(point, cols=True))
     gen = run_points(client, [x for x in p.points if not x.skipped], opts, args.every_host, p.done)
     try:
-        for ev in gen:
+        for ev in lost_as_fault(gen, args.cluster):
             if isinstance(ev, ClusterStarted):
                 hosts = sorted(set(ev.hosts.values()))
                 note(f"cluster {args.cluster}: {plural(len(ev.hosts), 'measuring worker')} ({', '.join(hosts)}); "
@@ -398,8 +399,7 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
                 note(f"[{ev.done}/{ev.total}] {label_of(ev.point)}" + (f" on {ev.host}" if ev.host else "")
                      + f": missing ({ev.reason})")
     finally:
-        gen.close()  # cancels what is still queued on the cluster (Ctrl+C included)
-        client.close()
+        close_client(client, gen.close)  # cancels what is still queued there (Ctrl+C included), within 3 s
         if not quiet and table:
             print(cluster_table(label_cols, table))
             warn = warning_line([{"quality": r[-2] or "", "quality_reason": r[-1]} for r in table])

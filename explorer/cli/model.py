@@ -242,6 +242,7 @@ class _ClusterStage:
         """The local jobs' events with the cluster's in between: ModelStarted, ClusterStarted, a ClusterRows
         (or ClusterMissing) per layer, then the modes' events and ModelFinished."""
         from explorer.core.fleet.cluster import ClusterRows, connect, run_points
+        from explorer.core.fleet.reach import close_client, lost_as_fault
         from explorer.core.model.job import layer_points
         from explorer.core.model.report import ModelStarted
 
@@ -255,14 +256,16 @@ class _ClusterStage:
             self.skipped = [p for p in points if p.skipped]
             gen = run_points(client, [p for p in points if not p.skipped], ropts)
             try:
-                for ev in gen:
+                for ev in lost_as_fault(gen, self.address):  # "Stream is closed": one sentence, exit 3
                     if isinstance(ev, ClusterRows):  # a path-less row is a layer the worker skipped
                         self.per_layer[ev.point.index] = {r.path: r for r in ev.results() if r.path}
                     yield ev
             finally:
-                gen.close()  # Ctrl+C: nothing of this plan stays queued on the cluster
+                close_client(client, gen.close)  # Ctrl+C: nothing of this plan stays queued there (3 s at most)
+                client = None
         finally:
-            client.close()
+            if client is not None:
+                close_client(client)
         for ev in measured_events(*job, layer_results=self.per_layer, **kw):
             if not isinstance(ev, ModelStarted):  # the same inventory again (checked layer by layer there)
                 yield ev

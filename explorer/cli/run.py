@@ -114,11 +114,13 @@ def _verify_rows(results, args, opts, quiet: bool) -> None:
 
 def verify_cells(r) -> tuple[str, str]:
     """The table's fresh-script columns of one row: the script's median, and the ratio or the mark."""
-    from explorer.core.process.verify import NOT_REPRODUCED
+    from explorer.core.process.verify import NOT_REPRODUCED, UNCERTAIN
 
     if r.verify_median_ms is None:
         return "-", r.verify_note[:60] or "-"
     ratio = f"{r.verify_ratio:.2f}x" if r.verify_ratio is not None else "-"
+    if r.verify_note.startswith("~"):  # a disagreement on a figure that is not trusted: no verdict
+        return "~" + _fmt(r.verify_median_ms), f"~{ratio} {UNCERTAIN}"
     return _fmt(r.verify_median_ms), ratio if not r.verify_note else f"{ratio} {NOT_REPRODUCED}"
 
 

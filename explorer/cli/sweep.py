@@ -162,7 +162,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
                                     "weighting": "each layer x its *N count",
                                     "noise_rule": "speedup and geomean leave out layers where either row is "
-                                                  "noisy (uncertain); a total with noisy > 0 sums noisy rows",
+                                                  "noisy (uncertain); a total with noisy > 0 sums noisy rows; "
+                                                  "speedup is the ratio of the two totals only when same_rows",
                                     "paths": [asdict(t) for t in summ.totals.values()]}
         print(strict_json(out))
     return 0

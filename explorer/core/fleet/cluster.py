@@ -76,16 +76,13 @@ def require_dask() -> None:
                          "cluster") from None
 
 
-def connect(address: str, timeout_s: float = 10.0):
-    """A Client of the scheduler at `address`; one sentence when dask is missing or nobody answers."""
+def connect(address: str, timeout_s: float | None = None, cancel: Callable[[], bool] | None = None):
+    """A Client of the scheduler at `address` within `timeout_s` (default reach.CONNECT_DEADLINE_S); one
+    sentence when dask is missing, nobody answers or something that is not a scheduler does."""
     require_dask()
-    from distributed import Client
+    from explorer.core.fleet import reach
 
-    try:
-        return Client(address, timeout=timeout_s)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise InputError(f"no Dask scheduler answered at {address!r} ({str(e).splitlines()[0][:120]}); start one "
-                         "with `dask scheduler`.", "cluster") from None
+    return reach.connect_client(address, reach.CONNECT_DEADLINE_S if timeout_s is None else timeout_s, cancel)
 
 
 def measuring_workers(client) -> dict[str, str]:

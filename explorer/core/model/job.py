@@ -119,7 +119,7 @@ def iter_model(
                 s.chained = measure_chained(s.layer.spec, ropts, ctx, cancelled)
         if cancelled():  # the rows measured so far are the report (the CSV keeps them)
             done = [s for s in summaries if s.results]
-            yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started), True)
+            yield ModelFinished(ModelReport(inv, done, [], torch.get_num_threads(), started, tuple(mopts.modes)), True)
             return
         # ---- end to end --------------------------------------------------------------------------
         with torch.no_grad():
@@ -149,7 +149,7 @@ def iter_model(
             yield ModeFinished(res)
         _ratios(results, summaries)
         seq_tensors.clear()
-        report = ModelReport(inv, summaries, results, torch.get_num_threads(), started)
+        report = ModelReport(inv, summaries, results, torch.get_num_threads(), started, tuple(mopts.modes))
         yield ModelFinished(report, cancelled())
     finally:
         torch.set_num_threads(old_threads)

@@ -195,6 +195,12 @@ class ModelReport:
     modes: list[ModeResult]
     threads: int = 1
     started_at: str = ""
+    planned: tuple = ()  # the modes the plan was asked to run (() in reports saved before it was kept)
+
+    @property
+    def not_run(self) -> list[str]:
+        """Planned modes with no result (the plan was stopped before them): no verdict may speak for them."""
+        return [m for m in self.planned if self.mode(m) is None]
 
     def mode(self, name: str) -> ModeResult | None:
         return next((m for m in self.modes if m.mode == name), None)
@@ -256,7 +262,17 @@ def mode_line(r: ModeResult) -> str:
 
 
 def answer_line(report: ModelReport) -> str:
+    """The best mode that ran; a verdict over every mode only when every planned mode ran (after Stop the
+    line names the modes that did not run and judges only those that did)."""
+    missing = report.not_run
     runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup]
+    if missing:
+        names = ", ".join(MODE_LABEL.get(m, m) for m in missing)
+        if not runs:
+            return f"no verdict: {names} did not run (stopped)."
+        gap = f"{names} did not run (stopped): no verdict on {'it' if len(missing) == 1 else 'them'}"
+        best = max(runs, key=lambda r: r.speedup)
+        return f"{gap}; the best of the modes that ran is {mode_line(best)}"
     if not runs:
         return "no mode other than the model as it is could run: keep it as it is."
     best = max(runs, key=lambda r: r.speedup)

@@ -263,6 +263,21 @@ class PathTotal:
     common: int = 0  # trusted layers both this path and the baseline measured (neither row noisy)
     noisy: int = 0  # layers in total_ms whose row is noisy: the total is then marked `~`
     uncertain: int = 0  # layers both measured but left out of speedup and geomean: either row is noisy
+    # the speedup stands on the very rows of this path's and the baseline's totals (every one trusted and
+    # measured by both); else it is a ratio over `common` layers only, never to be read as the network's
+    same_rows: bool = False
+
+    def ratio_words(self, layers: int) -> str:
+        """The speedup and geomean in words that say what they stand on (the CLI's line and the window's):
+        "x total" only over the totals' own rows, else "over N of M layers only ...: not the network's verdict"."""
+        if self.speedup is None:
+            return f"no trusted ratio: the {self.uncertain} layers both ran have a noisy row" if self.uncertain else ""
+        figures = f"{_x(self.speedup)} total, geomean {_x(self.geomean)}"
+        if self.same_rows:
+            return figures
+        why = f"the trusted ones both ran; {self.uncertain} noisy left out" if self.uncertain else "the ones both ran"
+        return (f"{_x(self.speedup)}, geomean {_x(self.geomean)}, on only {self.common} of {layers} layers ({why}): "
+                "not the network's verdict")
 
 
 @dataclass
@@ -283,14 +298,8 @@ class BatchSummary:
                 part += f" ({t.noisy} noisy)"
             if t.path == self.baseline:
                 part += "  (baseline)"
-            elif t.speedup is not None:
-                part += f"  {_x(t.speedup)} total, geomean {_x(t.geomean)}"
-                if t.uncertain:
-                    part += f" (over the {t.common} trusted layers both ran; {t.uncertain} noisy left out)"
-                elif t.common < self.layers:
-                    part += f" (over the {t.common} layers both ran)"
-            elif t.uncertain:
-                part += f"  no trusted ratio: the {t.uncertain} layers both ran have a noisy row"
+            elif t.speedup is not None or t.uncertain:
+                part += f"  {t.ratio_words(self.layers)}"
             out.append(part.rstrip())
         return out
 
@@ -357,5 +366,7 @@ def batch_summary(rows, baseline: str = "dense") -> BatchSummary:
             t.common = len(both)
             t.speedup = sum(layers[lay] * med[lay][baseline] for lay in both) / sum(layers[lay] * mine[lay] for lay in both)
             t.geomean = math.exp(sum(layers[lay] * math.log(med[lay][baseline] / mine[lay]) for lay in both) / w)
+            base_layers = sum(1 for ms in med.values() if baseline in ms)
+            t.same_rows = t.common == len(mine) == base_layers  # the ratio of the two totals shown beside it
         out.totals[path] = t
     return out

@@ -3,7 +3,11 @@ allocator variables, the same seeded tensors, spec, dtype and threads, torch.uti
 file the user can rerun, run in a fresh Python process, and its median set beside the row's with the ratio.
 
 A row whose median is more than TOLERANCE away from the script's says "not reproduced in a fresh script"
-with both figures (`verify_note`). The script imports only torch: it runs on a machine without this tool.
+with both figures (`verify_note`), but only when both figures are trusted: the row is not noisy, and the
+script's own spread (IQR) is within TOLERANCE while other programs and the hypervisor left the machine alone
+(the interference meter's limits). A disturbed script figure is measured again (SCRIPT_ATTEMPTS in all); if
+none is trusted, or the row itself is noisy, the check says "~0.03x uncertain in a fresh script", never
+"not reproduced". The script imports only torch: it runs on a machine without this tool.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import json
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +32,9 @@ MARKER = "# mkldnn-explorer fresh-script check"  # first line of every script th
 TIMEOUT_S = 600
 VERIFIABLE = ("dense", "channels_last", "native", "mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
 NOT_REPRODUCED = "not reproduced in a fresh script"
+UNCERTAIN = "uncertain in a fresh script"  # after "~ratio": a disagreement on a figure that is not trusted
+SCRIPT_ATTEMPTS = 3  # a disturbed script figure is measured again, this many runs of the script in all
+SPREAD_MAX = TOLERANCE  # a script whose IQR is wider than the tolerance cannot tell within it
 
 # The README's statements (section "Allocator"), made once before the Timer and passed in its globals.
 _PATH_SETUP = {
@@ -43,6 +52,25 @@ _NDIMS = {3: ("Conv1d", "F.conv1d", None), 4: ("Conv2d", "F.conv2d", "torch.chan
 
 
 @dataclass
+class ScriptFigure:
+    """What one run of the fresh script measured, and what may have disturbed it."""
+
+    median_ms: float
+    iqr_ms: float | None = None  # None from a script that does not print it (one written before it did)
+    host: str = ""  # why the machine was not quiet while it ran ("" when it was, or when unknown)
+
+    @property
+    def doubt(self) -> str:
+        """Why this figure is not trusted ('' when it is)."""
+        why = []
+        if self.iqr_ms is not None and self.median_ms > 0 and self.iqr_ms / self.median_ms > SPREAD_MAX:
+            why.append(f"its own spread is {100 * self.iqr_ms / self.median_ms:.0f}% of its median (IQR)")
+        if self.host:
+            why.append(self.host)
+        return " and ".join(why)
+
+
+@dataclass
 class Verified:
     """The fresh script's figure for one row."""
 
@@ -50,7 +78,9 @@ class Verified:
     command: str
     median_ms: float | None = None
     ratio: float | None = None  # row median / script median
-    note: str = ""  # "" when reproduced; else NOT_REPRODUCED with both figures, or why there is no figure
+    note: str = ""  # "" when reproduced; else NOT_REPRODUCED or "~ratio UNCERTAIN" with both figures, or why none
+    doubt: str = ""  # why a disagreement is no verdict: the row is noisy or the script's figure was disturbed
+    attempts: int = 1  # runs of the script behind the figure
 
     @property
     def reproduced(self) -> bool:
@@ -122,7 +152,7 @@ t = tb.Timer(stmt={stmt!r}, globals=dict(globals()), num_threads={threads})
 t.timeit(3)  # warm-up: primitive creation, a ScriptModule's first runs
 m = t.blocked_autorange(min_run_time={min_run_time})
 print(m)
-print(json.dumps({{"median_ms": m.median * 1e3}}))
+print(json.dumps({{"median_ms": m.median * 1e3, "iqr_ms": m.iqr * 1e3}}))
 '''
 
 
@@ -165,8 +195,12 @@ def _starts_with_marker(path: Path) -> bool:
         return False
 
 
-def run_script(path: str | os.PathLike, allocator: str, python: str | None = None, timeout_s: float = TIMEOUT_S) -> float:
-    """Run a written script in a fresh process started with the allocator's variables; its median in ms."""
+def run_script(path: str | os.PathLike, allocator: str, python: str | None = None,
+               timeout_s: float = TIMEOUT_S) -> ScriptFigure:
+    """Run a written script in a fresh process started with the allocator's variables: its median and IQR in
+    ms, and whether other programs or the hypervisor disturbed the machine while it ran."""
+    from explorer.core.measure.interference import cpu_ticks
+
     env = dict(os.environ)
     for k, v in env_for(allocator).items():
         if v is None:
@@ -175,20 +209,67 @@ def run_script(path: str | os.PathLike, allocator: str, python: str | None = Non
             env[k] = v
     env.pop("MKLDNN_EXPLORER_ALLOCATOR", None)  # the user's script is not the tool's process
     path = Path(path).absolute()  # run with its folder as cwd: the path must not be relative to ours
+    before = (time.monotonic_ns(), cpu_ticks(), _cpu_ns(resource.RUSAGE_CHILDREN), _cpu_ns(resource.RUSAGE_SELF))
     p = subprocess.run([python or sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=timeout_s,
                        cwd=str(Path(path).parent))
+    after = (time.monotonic_ns(), cpu_ticks(), _cpu_ns(resource.RUSAGE_CHILDREN), _cpu_ns(resource.RUSAGE_SELF))
     if p.returncode:
         last = (p.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"the fresh script failed: {last}")
-    return float(json.loads(p.stdout.strip().splitlines()[-1])["median_ms"])
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    iqr = got.get("iqr_ms")
+    return ScriptFigure(float(got["median_ms"]), float(iqr) if isinstance(iqr, (int, float)) else None,
+                        host_disturbance(before, after))
 
 
-def judge(res: Result, script: Path, median_ms: float) -> Verified:
+def _cpu_ns(who: int) -> int:
+    ru = resource.getrusage(who)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)
+
+
+def host_disturbance(before: tuple, after: tuple) -> str:
+    """Why the machine was not quiet between two (wall ns, (busy, steal) ticks, children's CPU ns, own CPU ns)
+    readings around the script, by the limits a row's loop is judged with; '' when quiet or unknown."""
+    from explorer.core.measure.interference import MAX_OTHER_CPU_PCT, MAX_STEAL_PCT, TICK_NS
+
+    (w0, t0, c0, o0), (w1, t1, c1, o1) = before, after
+    if t0 is None or t1 is None:
+        return ""
+    cpus = os.cpu_count() or 1
+    wall = max(1, w1 - w0) * cpus
+    slack = 2 * cpus * TICK_NS  # each CPU's count can be off by one tick at either end
+    steal = 100.0 * max(0, (t1[1] - t0[1]) * TICK_NS - slack) / wall
+    if steal > MAX_STEAL_PCT:
+        return f"the hypervisor took {steal:.0f}% of the CPUs' time while it ran (steal)"
+    other = 100.0 * max(0, (t1[0] - t0[0]) * TICK_NS - (c1 - c0) - (o1 - o0) - slack) / wall
+    if other > MAX_OTHER_CPU_PCT:
+        return f"other programs used {other:.0f}% of the machine's CPU time while it ran"
+    return ""
+
+
+def judge(res: Result, script: Path, figure: ScriptFigure, attempts: int = 1) -> Verified:
+    """Reproduced within TOLERANCE; else "not reproduced" when both figures are trusted, "~ratio uncertain"
+    when the row is noisy or the script's figure was disturbed."""
+    median_ms = figure.median_ms
     ratio = res.median_ms / median_ms if median_ms > 0 else None
-    v = Verified(str(script), _command(res, script), median_ms, ratio)
-    if not v.reproduced:
-        v.note = (f"{NOT_REPRODUCED}: the row {res.median_ms:.4g} ms, the script {median_ms:.4g} ms "
-                  f"({ratio:.2f}x)" if ratio is not None else f"{NOT_REPRODUCED}: the script measured no time")
+    v = Verified(str(script), _command(res, script), median_ms, ratio, attempts=attempts)
+    if v.reproduced:
+        return v
+    if ratio is None:
+        v.note = f"{NOT_REPRODUCED}: the script measured no time"
+        return v
+    why = []
+    if getattr(res, "quality", "") == "noisy":
+        why.append(f"the row itself is noisy ({res.quality_reason or 'another program disturbed it'})")
+    if figure.doubt:
+        tries = f" in {attempts} runs" if attempts > 1 else ""
+        why.append(f"the script's figure was disturbed{tries}: {figure.doubt}")
+    figures = f"the row {res.median_ms:.4g} ms, the script {median_ms:.4g} ms"
+    if why:
+        v.doubt = "; ".join(why)
+        v.note = f"~{ratio:.2f}x {UNCERTAIN}: {figures}, but {v.doubt}; check again on a quieter machine"
+    else:
+        v.note = f"{NOT_REPRODUCED}: {figures} ({ratio:.2f}x)"
     return v
 
 
@@ -211,7 +292,11 @@ def check(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, pyt
     else:
         script = write_script(res, folder, min_run_time)
         try:
-            v = judge(res, script, run_script(script, _allocator(res), python))
+            for attempt in range(1, SCRIPT_ATTEMPTS + 1):
+                figure = run_script(script, _allocator(res), python)
+                v = judge(res, script, figure, attempt)
+                if v.reproduced or not figure.doubt:
+                    break  # a trusted script figure: another run cannot change the verdict (nor the row's noise)
         except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as exc:
             v = Verified(str(script), _command(res, script), note=f"the fresh script gave no figure: {exc}")
     return v

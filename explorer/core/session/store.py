@@ -262,6 +262,7 @@ def model_to_dict(report, inputs: dict | None = None) -> dict:
         "layers": summaries,
         "modes": [_fields(m, skip=("conv_seq",)) for m in report.modes],
         "threads": report.threads, "started_at": report.started_at,
+        "planned": list(report.planned),  # the modes asked for: a stopped plan's answer names those not run
         **({"inputs": model_inputs_to_dict(inputs)} if inputs else {}),
     }
 
@@ -366,7 +367,8 @@ def model_from_dict(d, name: str):
                                       dict(sd.get("in_sequence") or {})))
     modes = [_take(ModeResult, m, f"{where}.modes[{k}]") for k, m in enumerate(d.get("modes") or [])]
     threads = d.get("threads") if isinstance(d.get("threads"), int) else 1
-    return ModelReport(inv, summaries, modes, threads, str(d.get("started_at") or ""))
+    planned = tuple(m for m in (d.get("planned") or ()) if isinstance(m, str))
+    return ModelReport(inv, summaries, modes, threads, str(d.get("started_at") or ""), planned)
 
 
 def session_to_dict(spec: ConvSpec, options: dict, results: list[Result], sweep: dict | None = None,

@@ -131,22 +131,53 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
     """The same sweep on a Dask cluster (explorer.core.fleet, as `sweep --cluster`): each runnable point is a
     task, its rows come back as it finishes. cluster_ready(hosts) once the scheduler answered and has measuring
     workers (an InputError before it, field "cluster": nothing ran), then rows_ready, progress and cluster_note
-    per finished point; a point whose task failed for good has no rows: point_missing(index, reason)."""
+    per finished point; a point whose task failed for good has no rows: point_missing(index, reason).
+
+    No client call holds the job: connecting has CONNECT_TIMEOUT_S, every step of the cluster's events is
+    waited for in a helper thread that Stop abandons within a poll (core.fleet.deadline), and closing is
+    bounded too. Whatever the client raises reaches the Cluster field as one sentence (core.fleet.reach)."""
 
     def job(w: JobWorker):
+        from explorer.core.errors import ExplorerError
         from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, connect, run_points
+        from explorer.core.fleet.deadline import Cancelled, call_within
         from explorer.core.fleet.hosts import CLUSTER_COLUMNS
+        from explorer.core.fleet.reach import close_client, lost
         from explorer.core.jobs.events import SweepProgress
         from explorer.core.jobs.sweep import skipped_row
         from explorer.core.report.results import CsvSink
 
-        client = connect(address, CONNECT_TIMEOUT_S)
+        def stopped():
+            return w.cancelled
+
+        try:  # connect has its own deadline; Stop is felt within a poll while it waits (a late client is closed)
+            client = call_within(lambda: connect(address, CONNECT_TIMEOUT_S), float("inf"), stopped, late=close_client)
+        except Cancelled:  # Stop while the scheduler was being reached: nothing was submitted
+            return
         gen = None
+        busy = {"gen": False}  # a step abandoned by Stop is still inside the generator: it cannot be closed
+
+        def step():
+            busy["gen"] = True
+            try:
+                return next(gen, None)
+            finally:
+                busy["gen"] = False
+
+        def next_event():
+            """The cluster's next event (None at the end), Stop felt within a poll whatever the client does."""
+            try:
+                return call_within(step, float("inf"), stopped)
+            except (Cancelled, ExplorerError):
+                raise
+            except Exception as e:  # noqa: BLE001 - "Stream is closed" and the like: one sentence on the field
+                raise lost(address, e) from None
+
         try:
-            if w.cancelled:  # Stop while the scheduler was being reached: nothing is submitted
+            if w.cancelled:
                 return
-            gen = run_points(client, [p for p in points if not p.skipped], opts, cancel=lambda: w.cancelled)
-            started = next(gen)  # no worker offers the `measure` resource: InputError, before anything runs
+            gen = run_points(client, [p for p in points if not p.skipped], opts, cancel=stopped)
+            started = next_event()  # no worker offers the `measure` resource: InputError, before anything runs
             yield "cluster_ready", (dict(started.hosts),)
             sink = CsvSink(csv_path, CLUSTER_COLUMNS)
             sink.flush()
@@ -160,7 +191,7 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
                 first.append(SweepRow(p.index, res, row))
             if first:
                 yield "rows_ready", (first,)
-            for ev in gen:
+            while (ev := next_event()) is not None:
                 if isinstance(ev, ClusterRows):
                     got = []
                     for cells, r in zip(ev.rows, ev.results()):
@@ -181,10 +212,13 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
                                                  took, eta),)
                 yield "cluster_note", (f"[{ev.done}/{ev.total}] {note}"
                                        + (f" · {missing} missing" if missing and isinstance(ev, ClusterRows) else ""),)
+        except Cancelled:  # Stop: the finished rows are on disk and in the window
+            return
         finally:
-            if gen is not None:
-                gen.close()  # Stop or an error: nothing of this sweep stays queued on the cluster
-            client.close()
+            # Stop or an error: nothing of this sweep stays queued on the cluster (gen.close cancels its tasks),
+            # within reach.CLOSE_DEADLINE_S even when the scheduler no longer answers
+            closable = gen is not None and not busy["gen"]
+            close_client(client, gen.close if closable else None)
 
     return job
 

@@ -18,12 +18,13 @@ from explorer.gui.run.timing_chart import cache_static_items
 
 
 class _Stat:
-    __slots__ = ("median", "p25", "p75", "gflops", "pct", "status", "live", "n", "noisy")
+    __slots__ = ("median", "p25", "p75", "gflops", "pct", "status", "live", "n", "noisy", "stopped")
 
     def __init__(self, median=None, p25=None, p75=None, gflops=None, pct=None, status="ok", live=False, n=0, noisy=False):
         self.median, self.p25, self.p75 = median, p25, p75
         self.gflops, self.pct, self.status, self.live, self.n = gflops, pct, status, live, n
         self.noisy = noisy  # another program disturbed the loop: the bar is hatched, its ratios uncertain
+        self.stopped = False  # a live estimate whose job was stopped: no result will replace it
 
 
 class SummaryChart(QWidget):
@@ -121,6 +122,13 @@ class SummaryChart(QWidget):
         g = ops / (med / 1e3) / 1e9 if (ops and med > 0) else None
         self._stats[path] = _Stat(float(med), float(p25), float(p75), g, None, "ok", True, len(samples))
 
+    def stop_live(self) -> None:
+        """The job ended without finishing the live paths (Stop, a failure): their bars say stopped."""
+        for s in self._stats.values():
+            if s.live:
+                s.stopped = True
+        self.redraw()
+
     def set_result(self, r) -> None:
         if r.status != "ok" or r.median_ms is None:
             self._stats[r.path] = _Stat(status=r.status)
@@ -137,6 +145,11 @@ class SummaryChart(QWidget):
         if s.gflops and peak:
             return 100.0 * s.gflops / peak
         return s.pct
+
+    def bar_labels(self) -> dict[str, str]:
+        """Path -> the label drawn beside its bar now (tests and screenshots read what the user reads)."""
+        return {p: self._texts[i].textItem.toPlainText().strip() for i, p in enumerate(ordered(self._stats))
+                if i < len(self._texts)}
 
     def bar_count(self) -> int:
         return sum(1 for s in self._stats.values() if s.median is not None)
@@ -239,7 +252,8 @@ class SummaryChart(QWidget):
         """The bar's label: median, then (detail >= 1) speed against the baseline, (>= 2) GFLOP/s, (>= 3) % peak."""
         parts = [f"{'~' if s.noisy else ''}{s.median:.3g} ms"]
         if s.live:
-            return parts[0] + (f" · running ({s.n} calls)" if detail >= 2 else " · running")
+            state = "stopped" if s.stopped else "running"
+            return parts[0] + (f" · {state} ({s.n} calls)" if detail >= 2 else f" · {state}")
         if base_med:
             uncertain = s.noisy or getattr(self, "_base_noisy", False)
             ratio = f"~{base_med / s.median:.3g}x?" if uncertain else f"{base_med / s.median:.3g}x"

@@ -410,6 +410,7 @@ class ModelView(QWidget):
         self._show_inputs(report)
         self._fill_layers()
         self._fill_modes(self.modes)
+        self._fill_not_run(report.not_run)
         self.answer.setText(report.answer())
         self.export_button.setEnabled(True)
 
@@ -578,6 +579,21 @@ class ModelView(QWidget):
             hh = t.horizontalHeader()
             for c in range(len(MODE_HEAD) - 1):  # a header never clipped, a long cell capped (its tooltip has it)
                 t.setColumnWidth(c, max(min(t.columnWidth(c), 150), hh.sectionSizeHint(c)))
+
+    def _fill_not_run(self, names) -> None:
+        """A stopped plan's modes that never ran: a row each saying so, where the figures would be."""
+        from explorer.core.model.report import MODE_LABEL
+
+        t = self.modes_table
+        for m in names:
+            i = t.rowCount()
+            t.setRowCount(i + 1)
+            t.setItem(i, 0, QTableWidgetItem(MODE_LABEL.get(m, m)))
+            t.setItem(i, 1, QTableWidgetItem("not run"))
+            t.setItem(i, 2, QTableWidgetItem("stopped before this mode ran: no figures, no verdict"))
+            t.setSpan(i, 2, 1, len(MODE_HEAD) - 2)
+        if names:
+            t.setColumnWidth(1, max(t.columnWidth(1), t.sizeHintForColumn(1)))  # "not run" whole
 
     def layer_spec(self, row: int):
         item = self.layers.item(row, 0)

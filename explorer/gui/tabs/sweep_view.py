@@ -27,6 +27,7 @@ API (for the main window):
 
 from __future__ import annotations
 
+import html
 import os
 import time
 
@@ -668,7 +669,11 @@ class SweepView(QWidget):
         self.session.apply(SweepFinished(last, cancelled))  # the session learns the paths' overhead from it
         rows = self.results()
         n = len(rows)
-        if cancelled:
+        failed = self.controller.last_error  # it ended on an error: never called done
+        if failed:
+            msg = f"Sweep failed after {n} finished rows, kept: {failed[0].upper() + failed[1:]}"
+            self.progress.setFormat("failed at %v/%m")
+        elif cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
             self.progress.setFormat("stopped at %v/%m")
         else:
@@ -799,7 +804,8 @@ class SweepView(QWidget):
         if not force and self._drawn == self.data.version:
             return
         self._drawn = self.data.version
-        self.doubt.say(banner_text(self.results(), "points", "crossed on the charts, ~ in the heatmap"))
+        # rows, as the status bar counts them (count_text): a point has a row per path
+        self.doubt.say(banner_text(self.results(), "rows", "crossed on the charts, ~ in the heatmap"))
         self._apply_options()
         mode = self.data.mode if self.data.configured else self.mode
         if mode == "grid":
@@ -840,12 +846,10 @@ class SweepView(QWidget):
                 text += f" ({pt.noisy} noisy)"
             if pt.path == summ.baseline:
                 text += " (baseline)"
-            elif pt.speedup is not None:  # over trusted layers only: a ratio on a noisy row is never a finding
+            elif pt.speedup is not None and pt.same_rows:  # the ratio of the very totals shown: the verdict
                 text += f" = <b>{pt.speedup:.2f}x</b> (geomean {pt.geomean:.2f}x)"
-                if pt.uncertain:
-                    text += f" <span style='color:{t['muted']}'>[{pt.uncertain} noisy layers left out]</span>"
-            elif pt.uncertain:
-                text += f" <span style='color:{t['muted']}'>[no trusted ratio: {pt.uncertain} noisy layers]</span>"
+            elif pt.speedup is not None or pt.uncertain:  # on fewer rows than the totals: said, never bold
+                text += f" <span style='color:{t['muted']}'>[{html.escape(pt.ratio_words(summ.layers))}]</span>"
             if pt.layers < summ.layers:
                 text += f" <span style='color:{t['muted']}'>[{pt.layers}/{summ.layers} layers]</span>"
             parts.append(text)

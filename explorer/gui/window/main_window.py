@@ -472,6 +472,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self.status_timer.stop()
         self._fit_columns()
         self._set_running(False)
+        self.summary.stop_live()  # a path cut short keeps its estimate, saying stopped, not running
         self.timing.redraw()
         n = self.model.rowCount()
         job = self.session.job

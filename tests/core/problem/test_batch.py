@@ -159,7 +159,8 @@ def test_network_total_weights_layers_by_their_counts():
     assert m.speedup == pytest.approx((3 * 1.0 + 2.0) / (3 * 0.5 + 4.0))  # over the layers both ran
     assert m.geomean == pytest.approx(math.exp((3 * math.log(2.0) + math.log(0.5)) / 4))
     text = "\n".join(s.lines())
-    assert "each layer x its *N count" in text and "geomean" in text and "(over the 2 layers both ran)" in text
+    assert "each layer x its *N count" in text and "geomean" in text
+    assert "on only 2 of 4 layers (the ones both ran): not the network's verdict" in text
     # CSV rows (text cells) give the same totals
     s2 = batch_summary([{k: (str(v) if v is not None else "") for k, v in r.items()} for r in rows], "dense")
     assert s2.totals["mkldnn"].total_ms == pytest.approx(m.total_ms)
@@ -193,3 +194,31 @@ def test_network_total_never_counts_a_ratio_on_a_noisy_row():
     # CSV rows (text cells, with the quality column) give the same rule
     s2 = batch_summary([{k: str(v) for k, v in r.items()} for r in rows], "dense")
     assert s2.totals["mkldnn"].uncertain == 1 and s2.totals["mkldnn"].speedup == pytest.approx(2.0)
+
+
+def test_a_ratio_on_fewer_rows_than_the_totals_never_reads_as_the_networks_verdict():
+    """Issue 34: "= 2.00x ... [19 noisy layers left out]" stood on one layer while the totals beside it gave
+    1.28x. The ratio is "x total" only over the very rows of both totals; else it says on how few it stands."""
+    from explorer.core.problem.batch import batch_summary
+
+    def row(name, path, ms, quality="ok"):
+        return {"name": name, "desc": name, "dtype": "f32", "threads": 1, "path": path, "status": "ok",
+                "median_ms": ms, "quality": quality}
+
+    rows = [row("l0", "dense", 2.0), row("l0", "mkldnn", 1.0)]  # the one trusted layer: 2.00x
+    for i in range(1, 20):  # 19 layers where mkldnn's row is noisy and a little slower than dense
+        rows += [row(f"l{i}", "dense", 1.0), row(f"l{i}", "mkldnn", 0.9 + 0.01 * i, "noisy")]
+    s = batch_summary(rows, "dense")
+    d, m = s.totals["dense"], s.totals["mkldnn"]
+    totals_ratio = d.total_ms / m.total_ms
+    assert m.speedup == pytest.approx(2.0) and m.common == 1 and m.uncertain == 19
+    assert abs(totals_ratio - m.speedup) > 0.5 and not m.same_rows
+    line = next(x for x in s.lines() if x.lstrip().startswith("mkldnn"))
+    assert "2.00x total" not in line and "x total" not in line
+    assert ("2.00x, geomean 2.00x, on only 1 of 20 layers (the trusted ones both ran; 19 noisy left out): "
+            "not the network's verdict") in line
+    # the same rows all trusted: the ratio is the totals' own, and says "total"
+    clean = batch_summary([{**r, "quality": "ok"} for r in rows], "dense")
+    c = clean.totals["mkldnn"]
+    assert c.same_rows and c.speedup == pytest.approx(clean.totals["dense"].total_ms / c.total_ms)
+    assert f"{c.speedup:.2f}x total, geomean" in next(x for x in clean.lines() if x.lstrip().startswith("mkldnn"))

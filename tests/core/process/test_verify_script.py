@@ -61,6 +61,6 @@ def test_only_what_it_can_check():
 def test_judge_marks_beyond_ten_percent(tmp_path):
     spec = parse_descriptor("mb1ic8ih6oc8oh6kh3ph1")
     res = Result(spec=spec, path="dense", threads=1, median_ms=1.0, allocator="tuned")
-    assert verify.judge(res, tmp_path / "s.py", 1.05).note == ""
-    v = verify.judge(res, tmp_path / "s.py", 1.2)
+    assert verify.judge(res, tmp_path / "s.py", verify.ScriptFigure(1.05)).note == ""
+    v = verify.judge(res, tmp_path / "s.py", verify.ScriptFigure(1.2))
     assert not v.reproduced and v.note == "not reproduced in a fresh script: the row 1 ms, the script 1.2 ms (0.83x)"

@@ -134,7 +134,7 @@ def test_a_point_whose_task_failed_for_good_is_said_and_has_no_rows(make_window,
         yield ClusterRows(points[0], "hostB", [{**row, "host": "hostB", "worker": "tcp://10.0.0.7:40001"}], 1, 2)
         yield ClusterMissing(points[1], "", "KilledWorker: its worker died twice", 2, 2)
 
-    monkeypatch.setattr(cluster, "connect", lambda address, timeout_s=10.0: Client())
+    monkeypatch.setattr(cluster, "connect", lambda address, timeout_s=10.0, cancel=None: Client())
     monkeypatch.setattr(cluster, "run_points", run_points)
     win, v = _sweep_view(make_window)
     v.set_csv_sink(tmp_path / "c.csv")

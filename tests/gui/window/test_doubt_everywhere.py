@@ -43,7 +43,7 @@ def test_sweep_marks_noisy_points_with_a_key_a_banner_and_the_status(make_window
     assert rows and all(r.quality == "noisy" for r in rows)
     n = len(rows)
     assert f"{n} rows (0 ok, {n} noisy)" in win.status_label.text()
-    assert sv.doubt.isVisible() and f"{n} of {n} points are noisy" in sv.doubt.text() and "47%" in sv.doubt.text()
+    assert sv.doubt.isVisible() and f"{n} of {n} rows are noisy" in sv.doubt.text() and "47%" in sv.doubt.text()
     assert any(name == MARK_NAME for name, _, _ in sv.line.keys) and MARK_NAME in sv.line.plot.titleLabel.text
     # the crosses are in no path's colour (they were amber, beside mkldnn's orange)
     pen = sv.line.noisy_marks.opts["symbolPen"]
