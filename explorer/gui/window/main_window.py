@@ -328,6 +328,9 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self._load_peak()
         # The wheel scrolls the panels; it edits a spin box or combo box only once clicked or tabbed to (#38).
         guard_wheel(self)
+        from explorer.gui.window.focus_return import FocusReturn
+
+        self.focus_return = FocusReturn(self)  # shortcuts work at once after a dialog, window manager or not
 
     # ---- run ---------------------------------------------------------------------------------------------
     @property
