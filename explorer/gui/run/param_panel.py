@@ -206,6 +206,7 @@ class ParamPanel(QWidget):
         self.ops_label = QLabel("")
         self.ops_label.setToolTip("benchdnn's op count, as benchdnn prints it (GFLOP/s use it); where its shortcut "
                                   "counts padding taps too, the exact count of taps inside the input is shown beside.")
+        self.ops_label.setWordWrap(True)  # with the memory estimate it is longer than the panel is wide
         form.addWidget(self.ops_label)
         outer.addWidget(box)
 

@@ -153,4 +153,6 @@ def test_a_height_refused_for_memory_still_shows_everywhere_and_does_not_run(mak
     assert panel.desc_edit.text() == big.descriptor()
     assert panel.preset_combo.currentIndex() == 0  # not the preset's shape, even while refused
     assert fmt_bytes(need) in panel.message.text()
+    # the limit is said as the limit ("but only 21 GiB is available" for a 20 GiB problem read as a contradiction)
+    assert f"more than the {fmt_bytes(need * memory.SAFE_SHARE)} a run may take" in panel.message.text()
     assert not win.start_run() and win.session.run_spec is None
