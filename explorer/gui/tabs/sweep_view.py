@@ -51,8 +51,7 @@ from explorer.core.errors import ExplorerError, InputError
 from explorer.core.fleet.cluster import WORKER_HINT, missing_dask
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.core.report.counts import count_text
-from explorer.core.report.sweep_data import SweepData
+from explorer.core.report.sweep_data import SweepData, count_text  # counts.count_text, the one rule
 from explorer.core.session.state import SweepMissing
 from explorer.gui.charts.bar_chart import BarChart
 from explorer.gui.charts.chart_axes import LOG_FIELDS
@@ -104,7 +103,6 @@ class SweepView(QWidget):
     result_ready = Signal(object)  # explorer.core.report.results.Result, one per finished row
     status = Signal(str)
     baseline_requested = Signal(list, str)
-    step = Signal(int, int, str)  # done, total, "point k/n": the status bar's progress
 
     def __init__(self, parent=None, bridge=None):
         super().__init__(parent)
@@ -124,8 +122,6 @@ class SweepView(QWidget):
         self.batch = None  # core.batch.Batch when a batch is selected
         self.points: list = []  # the planned points (valid input) or []
         self.error = ""  # the current input problem ('' when Run is possible)
-        self._failure = ""  # why the running sweep's job failed ('' while it has not)
-        self._before = None  # the sweep the running one replaced (to_store()), back in view if it measured nothing
         self._drawn = -1
         self._last_status = ""
         self.controller = SweepController(self)
@@ -528,11 +524,6 @@ class SweepView(QWidget):
         self.cluster_edit.setEnabled(not running and not self._no_dask)
 
     @property
-    def failure(self) -> str:
-        """Why the last sweep's job failed ('' when it did not)."""
-        return self._failure
-
-    @property
     def point_count(self) -> int:
         return len(self.points)
 
@@ -561,7 +552,6 @@ class SweepView(QWidget):
             "paths": ",".join(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms, "trace": opts.trace,
         }
         cluster = self.session.sweep.cluster if not self._no_dask else ""
-        self._failure, self._before = "", None
         sweep = (self.points, self.mode, opts.paths, self.varies() if not batch_mode else [], setup)
         if cluster:  # configured once the cluster answered: a refused address leaves the last sweep as it was
             setup["cluster"], self._waiting = cluster, sweep
@@ -590,7 +580,6 @@ class SweepView(QWidget):
         geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in varies)
         if setup is None:
             setup = {"mode": mode, "varies": ";".join(varies), "paths": ",".join(paths)}
-        self._before = self.session.sweep.to_store()
         self.session.apply(SweepBegun(list(points), setup, mode, tuple(paths), geometric))
         self._configure_axes(mode, geometric)
 
@@ -647,7 +636,6 @@ class SweepView(QWidget):
         self.session.apply(p)
         self.progress.setMaximum(max(1, p.total))
         self.progress.setValue(p.done)
-        self.step.emit(p.done, p.total, f"point {min(p.done + 1, p.total)}/{p.total}")
 
     def _on_live(self, s) -> None:
         pct = f" {min(100, 100 * s.elapsed_s / s.budget_s):.0f}%" if s.budget_s else ""
@@ -659,7 +647,7 @@ class SweepView(QWidget):
             self.session.refuse_cluster(message)
             self._say(message)
             return
-        self.error = self._failure = message
+        self.error = message
         self.message.setText(f"Sweep failed: {message}")
         self.message.setStyleSheet(f"color: {theme(self._theme)['error']};")
         self._say(f"Sweep failed: {message}")
@@ -680,15 +668,10 @@ class SweepView(QWidget):
         self.session.apply(SweepFinished(last, cancelled))  # the session learns the paths' overhead from it
         rows = self.results()
         n = len(rows)
-        if self._failure:
-            msg = f"Sweep failed: {self._failure}"
-            if not rows and self._before:  # it measured nothing: the last sweep stays in view, said below the failure
-                sw = self.session.sweep
-                sw.replace(self._before)
-                self._configure_axes(sw.mode, sw.geometric)
-                rows = self.results()
-                msg += f" The charts still show the last sweep ({len(rows)} rows)."
-            self.progress.setFormat("failed at %v/%m")
+        if self.controller.last_error:  # one that measured nothing gives way to the last sweep (back_to_last)
+            msg = f"Sweep failed: {self.controller.last_error}{self.session.sweep.back_to_last()}"
+            self._configure_axes(self.session.sweep.mode, self.session.sweep.geometric)
+            rows = self.results()
         elif cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
             self.progress.setFormat("stopped at %v/%m")

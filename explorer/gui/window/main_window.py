@@ -268,8 +268,9 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.sweep_view.started.connect(lambda: self._sweep_running(True))
             self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
-            self.sweep_view.step.connect(self._show_step)
-            self.sweep_view.finished.connect(lambda stopped: self._end_step(stopped, self.sweep_view.failure))
+            self.sweep_view.controller.progress.connect(  # the sweep's points, as its tab's bar counts them
+                lambda p: self._show_step(p.done, p.total, f"point {min(p.done + 1, p.total)}/{p.total}"))
+            self.sweep_view.finished.connect(lambda stopped: self._end_step(stopped, self.sweep_view.controller.last_error))
             self.sweep_view.baseline_requested.connect(self._sweep_as_baseline)
         # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
         # ceilings, and against baseline CSVs from earlier runs or other CPUs.
