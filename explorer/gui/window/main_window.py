@@ -510,8 +510,7 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             ok = [r for r in self.model.results if r.status == "ok"]
             if ok:
                 self.select_path(ok[0].path)
-        self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
-        self.progress.setFormat("done" if not cancelled else "stopped")
+        self._end_step(cancelled, self.last_error or "")  # "failed" when it failed, as for a sweep or a model
         self.eta_label.setText("")
         self._apply_peaks()  # the roofline and summary judge against the peak at these rows' threads
         self._refresh_overviews()

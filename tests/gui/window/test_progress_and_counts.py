@@ -68,3 +68,12 @@ def test_run_and_sweep_count_noisy_rows_by_one_rule(make_window, qtbot, monkeypa
     with qtbot.waitSignal(sv.finished, timeout=120_000):
         assert sv.run()
     assert "4 rows: 0 trusted, 4 noisy, 0 failed" in win.status_label.text()
+
+
+def test_a_failed_run_does_not_say_done(make_window, qtbot, tmp_path):
+    win = make_window(spec=parse_descriptor(DESC), options={"paths": ["dense"], "budget_ms": 5, "trace": False},
+                      csv_path=str(tmp_path))  # a folder: the rows' CSV cannot be opened, the run fails
+    with qtbot.waitSignal(win.run_finished, timeout=120_000):
+        assert win.start_run()
+    assert win.last_error and "folder" in win.status_label.text()
+    assert win.progress.text() == "failed"
