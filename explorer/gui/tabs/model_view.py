@@ -315,7 +315,7 @@ class ModelView(QWidget):
 
     def stop(self) -> None:
         self.controller.stop()
-        self.message.setText("Stopping after the current call…")
+        self._set_message("Stopping after the current call…")
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         return self.controller.shutdown(timeout_ms)
