@@ -309,7 +309,7 @@ def run_gui(args) -> int:
 
                 print(json.dumps({"results": [r.row() if hasattr(r, "row") else r for r in rows]}, indent=1))
             else:
-                from explorer.core.report.sweep_data import count_text
+                from explorer.core.report.counts import count_text
 
                 print(f"sweep: {count_text(rows)}")
                 if sv.data.mode == "batch":

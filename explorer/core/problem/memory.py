@@ -61,8 +61,9 @@ def check_memory(spec: ConvSpec, paths, available: int | None = None) -> int:
     avail = available if available is not None else available_bytes()
     if avail is not None and need > SAFE_SHARE * avail:
         raise SpecError(
-            f"this convolution needs about {fmt_bytes(need)} but only {fmt_bytes(avail)} is available now "
-            f"(the limit is {int(SAFE_SHARE * 100)}%, {fmt_bytes(SAFE_SHARE * avail)}); reduce mb or the sizes.",
+            # the limit first: "needs 20 GiB but only 21 GiB is available" read as a contradiction
+            f"this convolution needs about {fmt_bytes(need)}, more than the {fmt_bytes(SAFE_SHARE * avail)} a run "
+            f"may take ({int(SAFE_SHARE * 100)}% of the {fmt_bytes(avail)} available now); reduce mb or the sizes.",
             "mb",
         )
     return need

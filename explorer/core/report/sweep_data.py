@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from explorer.core.paths.base import ALL_PATHS
 from explorer.core.problem.sweep_plan import grid_shape, parse_label
+from explorer.core.report.counts import count_text as count_text  # its first home; the rule lives in counts
 
 
 def ordered(paths) -> list[str]:
@@ -322,17 +323,3 @@ class SweepData:
                 b.series.setdefault(c.path, []).append((x, c))
             # a grid has no overlay: the heatmap draws one value per cell
 
-
-def count_text(rows) -> str:
-    """"18 rows (12 ok, 6 noisy)": ok counts the trusted rows only, noisy the ok rows another program disturbed
-    (Results or CSV row dicts). Said the same way in the Sweep tab and in `gui --vary`'s last lines."""
-    def status(r):
-        return r.get("status") if isinstance(r, dict) else getattr(r, "status", None)
-
-    def quality(r):
-        return (r.get("quality") if isinstance(r, dict) else getattr(r, "quality", "")) or ""
-
-    ok = [r for r in rows if status(r) == "ok"]
-    noisy = sum(1 for r in ok if quality(r) == "noisy")
-    parts = [f"{len(ok) - noisy} ok"] + ([f"{noisy} noisy"] if noisy else [])
-    return f"{len(rows)} rows ({', '.join(parts)})"

@@ -209,6 +209,7 @@ class SweepState:
         self.cluster = ""
         self.cluster_error = ""
         self.missing: list = []  # (point index, reason) of a cluster sweep's points that came back without rows
+        self.before: dict | None = None  # the sweep the current one replaced (to_store()), until it has rows
 
     def rows(self) -> list:
         return [item for _, item in self.items]
@@ -235,6 +236,7 @@ class SweepState:
         return out
 
     def begin(self, points, setup: dict, mode: str | None = None, paths=(), geometric: bool = False) -> None:
+        self.before = self.to_store()  # the sweep this one replaces: back_to_last() restores it
         self.setup, self.points, self.items, self.missing = dict(setup), list(points), [], []
         self.data.configure(self.points, mode, paths=paths, geometric=geometric)
 
@@ -255,6 +257,15 @@ class SweepState:
         for idx, item in items:
             self.items.append((idx, item))
             self.data.add(idx, item)
+
+    def back_to_last(self) -> str:
+        """A sweep that failed before any row gives way to the one it replaced: a failure never wipes the last
+        finished rows. The sentence that says so ('' when nothing was given back)."""
+        if self.items or not self.before:
+            return ""
+        self.replace(self.before)
+        self.before = None
+        return f" The charts still show the last sweep ({len(self.items)} rows)."
 
     def to_store(self) -> dict | None:
         if not self.points and not self.items:

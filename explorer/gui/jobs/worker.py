@@ -320,6 +320,7 @@ def model_job(args: tuple, kwargs: dict) -> Job:
             elif isinstance(ev, PointStarted):
                 current = ev.point.index
                 p = ev.progress
+                yield "step", (p.done, p.total, f"layer {p.done + 1}/{p.total}")  # the status bar's progress
                 yield "progress", (f"layer {p.done + 1}/{p.total}: {names.get(current, '')}",)
             elif isinstance(ev, PathStarted):
                 yield "progress", (f"layer {current + 1}/{len(names)}: {names.get(current, '')} · {ev.path}",)
@@ -328,6 +329,7 @@ def model_job(args: tuple, kwargs: dict) -> Job:
                 yield "layer_done", (current, ev.result)
             elif isinstance(ev, ModeStarted):
                 yield "mode_started", (ev.mode, ev.index, ev.total)
+                yield "step", (ev.index, ev.total, f"end to end {ev.index + 1}/{ev.total}")
                 yield "progress", (f"end to end {ev.index + 1}/{ev.total}: {ev.mode}",)
             elif isinstance(ev, ModeFinished):
                 yield "mode_done", (ev.result,)
@@ -369,7 +371,8 @@ class ModelController(JobController):
     mode_done = Signal(object)  # ModeResult
     report = Signal(object)  # ModelReport
     progress = Signal(str)
-    signals = ("inventory", "layer_done", "mode_started", "mode_done", "report", "progress")
+    step = Signal(int, int, str)  # done, total, "layer k/n" or "end to end k/n": the status bar's progress
+    signals = ("inventory", "layer_done", "mode_started", "mode_done", "report", "progress", "step")
     SHUTDOWN_MS = 10_000
 
     def start(self, args: tuple, kwargs: dict) -> bool:

@@ -206,6 +206,7 @@ class ParamPanel(QWidget):
         self.ops_label = QLabel("")
         self.ops_label.setToolTip("benchdnn's op count, as benchdnn prints it (GFLOP/s use it); where its shortcut "
                                   "counts padding taps too, the exact count of taps inside the input is shown beside.")
+        self.ops_label.setWordWrap(True)  # with the memory estimate it is longer than the panel is wide
         form.addWidget(self.ops_label)
         outer.addWidget(box)
 
@@ -476,6 +477,24 @@ class ParamPanel(QWidget):
                 return
         self.preset_combo.setCurrentIndex(0)
 
+    def _follow_preset(self, spec: ConvSpec) -> ConvSpec:
+        """After a field edit: the preset of spec's shape, else (custom). A name the left preset filled in goes
+        with it (a row named after a preset's layer must be that layer's shape); a name the user typed stays."""
+        left = self.preset_combo.currentData()
+        self._select_preset_for(spec)
+        if self.preset_combo.currentIndex() != 0 or not isinstance(left, dict) or not spec.name:
+            return spec
+        try:
+            preset_name = parse_descriptor(left["desc"]).name
+        except ExplorerError:
+            return spec
+        if spec.name != preset_name:
+            return spec
+        self._syncing = True
+        self.name_edit.setText("")
+        self._syncing = False
+        return spec.replace(name="")
+
     def _on_preset(self, index: int) -> None:
         p = self.preset_combo.itemData(index)
         if isinstance(p, dict):
@@ -506,8 +525,6 @@ class ParamPanel(QWidget):
         sender = self.sender()
         self._edited = next((k for k, e in self.fields.items() if e is sender), None)
         self._validate(update_desc=True)
-        if self._valid:
-            self._select_preset_for(self._spec)
 
     # ---- validation -----------------------------------------------------------------------------------
     def _read_fields(self) -> ConvSpec:
@@ -533,14 +550,15 @@ class ParamPanel(QWidget):
 
     def _validate(self, update_desc: bool = False) -> None:
         from explorer.core.jobs.options import validate_paths
-        from explorer.core.problem.memory import check_memory
+        from explorer.core.problem.memory import check_memory, fmt_bytes
 
         try:
             spec = self._read_fields().validate()
         except ExplorerError as e:
             self._set_error(str(e), getattr(e, "field", None) or "desc", desc_error=False)
             return
-        if update_desc:  # a well-formed spec: the descriptor shows it even when paths or memory refuse the run
+        if update_desc:  # a well-formed spec: the preset and descriptor show it even when paths or memory refuse it
+            spec = self._follow_preset(spec)
             self._syncing = True
             self.desc_edit.setText(spec.descriptor())
             self._syncing = False
@@ -550,7 +568,7 @@ class ParamPanel(QWidget):
             self._set_error(str(e), getattr(e, "field", None) or "paths", desc_error=False)
             return
         try:
-            check_memory(spec, self.paths())
+            need = check_memory(spec, self.paths())
         except ExplorerError as e:
             # the core names mb; the field the user just edited is the one that made the problem too big
             self._set_error(str(e), self._edited or getattr(e, "field", None) or "mb", desc_error=False)
@@ -561,6 +579,7 @@ class ParamPanel(QWidget):
         ops = f"{spec.ops / 1e9:.3g} GFLOP per call (benchdnn count)"
         if spec.exact_ops != spec.ops:
             ops += f"; exact {spec.exact_ops / 1e9:.3g} (benchdnn's shortcut counts padding taps)"
+        ops += f"; needs about {fmt_bytes(need)} of memory"  # the estimate the memory guard judges
         self.ops_label.setText(ops)
         self._set_error(None, None)
         self.spec_changed.emit(spec)

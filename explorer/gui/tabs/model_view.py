@@ -16,7 +16,7 @@ API (for the main window):
                                 the controller's signals are applied to the session, and the tables are drawn
                                 when the bridge's model_changed says what changed
     export_csv(path) -> bool    the model CSV (layer, layer_path and mode rows), the CLI's schema
-    signals: started(), finished(bool cancelled), open_spec(ConvSpec), status(str)
+    signals: started(), finished(bool cancelled), open_spec(ConvSpec), status(str), step(done, total, what)
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ class ModelView(QWidget):
     finished = Signal(bool)
     open_spec = Signal(object)  # ConvSpec of the layer the user wants to see in the Run tab
     status = Signal(str)
+    step = Signal(int, int, str)  # done, total, what: the progress the tab's message says ("layer k/n")
 
     def __init__(self, parent=None, bridge=None):
         super().__init__(parent)
@@ -121,6 +122,7 @@ class ModelView(QWidget):
         self.controller.report.connect(self._on_report)
         self.bridge.model_changed.connect(self._on_model_changed)
         self.controller.progress.connect(self._on_progress)
+        self.controller.step.connect(self.step)
         self.controller.failed.connect(self._on_failed)
         self.controller.finished.connect(self._on_finished)
 
@@ -202,8 +204,9 @@ class ModelView(QWidget):
         self.message.setWordWrap(True)
         from explorer.gui.common.colors import follow_theme
 
-        follow_theme(self.message, lambda _t: self._error_html(self.last_error)
-                     if self.last_error and self.last_error in self.message.text() else None)
+        self._message_is_error = False
+        follow_theme(self.message, lambda _t: self._set_message(self.message.text(), error=True)
+                     if self._message_is_error else None)
 
         self.layers = self._table(LAYER_HEAD)
         self.layers.setObjectName("modelLayers")
@@ -238,8 +241,8 @@ class ModelView(QWidget):
         lay.addLayout(top)
         lay.addLayout(modes_row)
         lay.addLayout(buttons)
+        lay.addWidget(self.message)  # above the answer: what failed reads before the report it leaves in view
         lay.addWidget(self.answer)
-        lay.addWidget(self.message)
         lay.addWidget(split, 1)
 
     @staticmethod
@@ -304,15 +307,13 @@ class ModelView(QWidget):
             self._show_error(str(e))
             return False
         self.last_error = ""
-        self.session.set_model_report(None)  # the session's last plan, live parts and report, is cleared
-        # the fields this plan is made from: its report comes back under them when the session is reopened
-        self.session.model.inputs = {"model": text, "input": self.input_edit.text(),
-                                     "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
-        self.layers.setRowCount(0)
-        self.modes_table.setRowCount(0)
-        self.message.setText("")
-        self.answer.setText(f"Running {text} …")
-        self.export_button.setEnabled(False)
+        # The last plan stays in the session and the tables until this one's inventory replaces it: a model
+        # that fails to load (a mistyped path) leaves the last good report in view, its failure said above it.
+        self._new_plan = False
+        # the fields this plan is made from: kept with its report once it loads (a reopened session shows them)
+        self._pending_inputs = {"model": text, "input": self.input_edit.text(),
+                                "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
+        self._set_message(f"Running {text} …")
         self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts,
                                               "isa": opts.isa,  # consumed by the measuring process's router
                                               "dtype": self.dtype_box.currentText()})
@@ -322,7 +323,7 @@ class ModelView(QWidget):
 
     def stop(self) -> None:
         self.controller.stop()
-        self.message.setText("Stopping after the current call…")
+        self._set_message("Stopping after the current call…")
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         return self.controller.shutdown(timeout_ms)
@@ -338,14 +339,17 @@ class ModelView(QWidget):
 
     def _show_error(self, msg: str) -> None:
         self.last_error = msg
-        self._error_html(msg)
+        self._set_message(msg, error=True)
         self.status.emit(msg)
 
-    def _error_html(self, msg: str) -> None:
+    def _set_message(self, text: str, error: bool = False) -> None:
         from explorer.gui.common.colors import theme, theme_of
 
-        # the theme's error red (a fixed #b3261e read at 2.1:1 on the dark panel)
-        self.message.setText(f'<span style="color:{theme(theme_of())["error"]}">{msg}</span>')
+        self._message_is_error = error
+        self.message.setTextFormat(Qt.PlainText)  # a model path or an error may hold < or &
+        # the theme's error red (a fixed #b3261e read at 2.1:1 on the dark panel); follow_theme re-colours it
+        self.message.setStyleSheet(f"color: {theme(theme_of())['error']};" if error else "")
+        self.message.setText(text)
 
     # ---- the session's plan (read-only: the session's ModelState holds it) -----------------------------
     @property
@@ -372,7 +376,10 @@ class ModelView(QWidget):
     def _on_inventory(self, inv) -> None:
         from explorer.core.model.report import ModelStarted
 
+        self._new_plan = True  # the model loaded: from here the tables are this plan's
+        self.export_button.setEnabled(False)
         self.session.apply(ModelStarted(inv))
+        self.session.model.inputs = getattr(self, "_pending_inputs", None)
 
     def _on_layer(self, index: int, result) -> None:
         from explorer.core.session.state import ModelLayerDone
@@ -396,6 +403,7 @@ class ModelView(QWidget):
             if self.inv is not None:
                 self.answer.setText(self.inv.summary())
             self._fill_layers()
+            self._fill_modes(self.modes)  # none yet: the last plan's modes go with its layers
         elif kind == "layer":
             self._fill_layers()
         elif kind == "mode":
@@ -427,17 +435,22 @@ class ModelView(QWidget):
         self.set_modes(got.get("modes") or ())
 
     def _on_progress(self, text: str) -> None:
-        self.message.setText(text)
+        self._set_message(text)
         self.status.emit(text)
 
     def _on_failed(self, msg: str, _field: str) -> None:
-        self._show_error(msg)
-        self.answer.setText("The model could not be planned.")
+        if getattr(self, "_new_plan", True) or self.report is None:
+            self._show_error(msg)
+            self.answer.setText("The model could not be planned.")
+            return
+        # nothing of this run was measured: the last good report stays in view, below what failed
+        self._show_error(f"{msg} The tables below are still the last good plan's "
+                         f"({self.report.inventory.model}).")
 
     def _on_finished(self, cancelled: bool) -> None:
         self._set_running(False)
         if not self.last_error:
-            self.message.setText("Stopped: finished rows are kept." if cancelled else "Done.")
+            self._set_message("Stopped: finished rows are kept." if cancelled else "Done.")
             self.status.emit(self.message.text())
         self.finished.emit(cancelled)
 

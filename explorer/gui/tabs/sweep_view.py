@@ -52,8 +52,8 @@ from explorer.core.errors import ExplorerError, InputError
 from explorer.core.fleet.cluster import WORKER_HINT, missing_dask
 from explorer.core.paths.base import PATHS
 from explorer.core.problem.sweep_plan import VARY_FIELDS, parse_vary, plan_sweep
-from explorer.core.report.sweep_data import SweepData, count_text
-from explorer.core.session.state import SweepMissing
+from explorer.core.report.sweep_data import SweepData, count_text  # counts.count_text, the one rule
+from explorer.core.session.state import SweepBegun, SweepMissing, SweepRows
 from explorer.gui.charts.bar_chart import BarChart
 from explorer.gui.charts.chart_axes import LOG_FIELDS
 from explorer.gui.charts.heatmap_chart import HeatmapChart
@@ -576,8 +576,6 @@ class SweepView(QWidget):
     def _configure(self, points, mode: str, paths, varies, setup: dict | None = None) -> None:
         """A new sweep in the session (its points fix the charts' axes before any row arrives), and this view's
         axes for it."""
-        from explorer.core.session.state import SweepBegun
-
         geometric = any(":x" in v.replace(" ", "") or "divisors" in v for v in varies)
         if setup is None:
             setup = {"mode": mode, "varies": ";".join(varies), "paths": ",".join(paths)}
@@ -625,8 +623,6 @@ class SweepView(QWidget):
         self._redraw(force=True)
 
     def _on_rows(self, rows) -> None:
-        from explorer.core.session.state import SweepRows
-
         self.session.apply(SweepRows([(sr.point_index, sr.result if sr.result is not None else sr.row)
                                       for sr in rows]))
         for sr in rows:
@@ -670,14 +666,18 @@ class SweepView(QWidget):
         rows = self.results()
         n = len(rows)
         failed = self.controller.last_error  # it ended on an error: never called done
-        if failed:
-            msg = f"Sweep failed after {n} finished rows, kept: {failed[0].upper() + failed[1:]}"
+        if failed:  # one that measured nothing gives way to the last sweep (back_to_last)
+            back = self.session.sweep.back_to_last()
+            msg = f"Sweep failed after {n} finished rows, kept: {failed[0].upper() + failed[1:]}{back}"
+            if back:
+                self._configure_axes(self.session.sweep.mode, self.session.sweep.geometric)
+                rows = self.results()
             self.progress.setFormat("failed at %v/%m")
         elif cancelled:
             msg = f"Sweep stopped: {n} finished rows kept ({took:.1f} s)."
             self.progress.setFormat("stopped at %v/%m")
         else:
-            msg = f"Sweep done: {count_text(rows)} in {took:.1f} s."
+            msg = f"Sweep done in {took:.1f} s. {count_text(rows)}."
             self.progress.setValue(self.progress.maximum())
             self.progress.setFormat("done: %m points")
         lost = self.session.sweep.missing

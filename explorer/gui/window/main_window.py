@@ -269,6 +269,9 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.sweep_view.started.connect(lambda: self._sweep_running(True))
             self.sweep_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.sweep_view.status.connect(lambda text: self.status_label.setText(text))
+            self.sweep_view.controller.progress.connect(  # the sweep's points, as its tab's bar counts them
+                lambda p: self._show_step(p.done, p.total, f"point {min(p.done + 1, p.total)}/{p.total}"))
+            self.sweep_view.finished.connect(lambda stopped: self._end_step(stopped, self.sweep_view.controller.last_error))
             self.sweep_view.baseline_requested.connect(self._sweep_as_baseline)
         # Roofline and Compare: everything measured in this window (runs and sweeps) against the machine's
         # ceilings, and against baseline CSVs from earlier runs or other CPUs.
@@ -298,6 +301,8 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
             self.model_view.started.connect(lambda: self._sweep_running(True))
             self.model_view.finished.connect(lambda _stopped: self._sweep_running(False))
             self.model_view.status.connect(lambda text: self.status_label.setText(text))
+            self.model_view.step.connect(self._show_step)
+            self.model_view.finished.connect(lambda stopped: self._end_step(stopped, self.model_view.last_error))
         self.tabs.currentChanged.connect(lambda *_: self._refresh_overviews())
         self.setCentralWidget(self.tabs)
 
@@ -325,6 +330,9 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         self._load_peak()
         # The wheel scrolls the panels; it edits a spin box or combo box only once clicked or tabbed to (#38).
         guard_wheel(self)
+        from explorer.gui.window.focus_return import FocusReturn
+
+        self.focus_return = FocusReturn(self)  # shortcuts work at once after a dialog, window manager or not
 
     # ---- run ---------------------------------------------------------------------------------------------
     @property
@@ -407,10 +415,25 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
     def _sweep_running(self, on: bool) -> None:
         """One measurement at a time: a sweep and a run would time each other."""
         self._sweeping = on
+        if on:  # the last job's "done" is not this one's
+            self._show_step(0, 1, "starting…")
         self.panel.run_button.setEnabled(not on and self.panel.is_valid)
         self.run_action.setEnabled(not on and self.panel.is_valid)
         self.peak_action.setEnabled(not on)
         self.stop_action.setEnabled(on or self.running)  # Esc stops a sweep or a model plan too
+
+    # The status bar's progress follows a Sweep or Model job as the tab does ("layer 7/11"), never a stale "done".
+    def _show_step(self, done: int, total: int, what: str) -> None:
+        self.progress.setValue(int(1000 * done / max(total, 1)))
+        self.progress.setFormat(what)
+        self.eta_label.setText("")
+
+    def _end_step(self, cancelled: bool, error: str) -> None:
+        if error:
+            self.progress.setFormat("failed")
+        else:
+            self.progress.setValue(self.progress.value() if cancelled else self.progress.maximum())
+            self.progress.setFormat("stopped" if cancelled else "done")
 
     def _on_validity(self, ok: bool) -> None:
         self.run_action.setEnabled(ok and not self.running)
@@ -483,16 +506,14 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
         elif cancelled:
             self.status_label.setText(f"Stopped: {n} finished paths kept ({took:.1f} s).")
         else:
-            ok = sum(1 for r in self.model.results if r.status == "ok")
-            noisy = sum(1 for r in self.model.results if r.status == "ok" and getattr(r, "quality", "") == "noisy")
-            extra = f", {noisy} of them noisy" if noisy else ""
-            self.status_label.setText(f"Done: {n} paths ({ok} ok{extra}) in {took:.1f} s.")
+            from explorer.core.report.counts import count_text  # the Sweep status's rule too
+
+            self.status_label.setText(f"Done in {took:.1f} s. {count_text(self.model.results, 'paths')}.")
         if not self.table.selectionModel().hasSelection():
             ok = [r for r in self.model.results if r.status == "ok"]
             if ok:
                 self.select_path(ok[0].path)
-        self.progress.setValue(self.progress.maximum() if not cancelled else self.progress.value())
-        self.progress.setFormat("done" if not cancelled else "stopped")
+        self._end_step(cancelled, self.last_error or "")  # "failed" when it failed, as for a sweep or a model
         self.eta_label.setText("")
         self._apply_peaks()  # the roofline and summary judge against the peak at these rows' threads
         self._refresh_overviews()

@@ -42,7 +42,7 @@ def test_sweep_marks_noisy_points_with_a_key_a_banner_and_the_status(make_window
     rows = sv.results()
     assert rows and all(r.quality == "noisy" for r in rows)
     n = len(rows)
-    assert f"{n} rows (0 ok, {n} noisy)" in win.status_label.text()
+    assert f"{n} rows: 0 trusted, {n} noisy, 0 failed" in win.status_label.text()
     assert sv.doubt.isVisible() and f"{n} of {n} rows are noisy" in sv.doubt.text() and "47%" in sv.doubt.text()
     assert any(name == MARK_NAME for name, _, _ in sv.line.keys) and MARK_NAME in sv.line.plot.titleLabel.text
     # the crosses are in no path's colour (they were amber, beside mkldnn's orange)
@@ -54,12 +54,12 @@ def test_sweep_marks_noisy_points_with_a_key_a_banner_and_the_status(make_window
 
 
 def test_count_text_counts_noisy_rows_apart():
-    from explorer.core.report.sweep_data import count_text
+    from explorer.core.report.counts import count_text
 
     rows = [_result("dense", 1.0), _result("mkldnn", 0.5, "noisy"), {"status": "ok", "quality": "noisy"},
-            {"status": "unsupported"}]
-    assert count_text(rows) == "4 rows (1 ok, 2 noisy)"
-    assert count_text([_result("dense", 1.0)]) == "1 rows (1 ok)"
+            {"status": "unsupported"}, {"status": "error"}]
+    assert count_text(rows) == "5 rows: 1 trusted, 2 noisy, 1 failed, 1 not run (unsupported or skipped)"
+    assert count_text([_result("dense", 1.0)], "paths") == "1 path: 1 trusted, 0 noisy, 0 failed"
 
 
 def test_roofline_crosses_noisy_points(qtbot):

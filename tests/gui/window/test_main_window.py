@@ -73,7 +73,7 @@ def test_fill_fields_run_and_see_results(make_window, qtbot):
     assert win.timing.redraws > 0
     assert win.summary.bar_count() == 3
     assert p.run_button.isEnabled() and not p.stop_button.isEnabled()
-    assert "Done: 3 paths" in win.status_label.text()
+    assert "Done in " in win.status_label.text() and " 3 paths: " in win.status_label.text()  # counts.count_text
     # The first ok row is selected at the end, which fills the layout and trace views.
     assert win.selected_result() is not None and win.selected_result().path == "dense"
 
