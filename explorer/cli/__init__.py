@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     except UsageError as e:
         print(clip_long(str(e)), file=sys.stderr)
         return EXIT_BAD_INPUT
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: for the --resume command of a fault
     if not args.command:
         parser.print_help()
         return EXIT_BAD_INPUT

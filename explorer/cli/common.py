@@ -333,13 +333,15 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
     from explorer.core.measure.interference import warning_line
     from explorer.core.report.results import CsvSink
 
+    from explorer.core.fleet.cluster import NO_WORKER_LEFT
+
     opts = run_options(args)
     client = connect(args.cluster)
-    sink = CsvSink(p.target, CLUSTER_COLUMNS, p.rows)
-    sink.flush()
+    sink = None  # made once the cluster took the run: a refused run leaves no header-only CSV behind
     table: list[tuple] = []
     new_rows: list[dict] = []
     missing: list[tuple] = []
+    lost_said = False  # the cluster left empty: one line for all its missing tasks, not one each
 
     def note(msg: str) -> None:
         if not quiet:
@@ -352,25 +354,30 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             table.append((cols, r.get("host") or "-", r.get("path") or "-", r.get("status"), r.get("error") or "",
                           r.get("median_ms"), r.get("gflops"), r.get("quality"), r.get("quality_reason") or ""))
 
-    for point in (x for x in p.points if x.skipped):  # nothing to measure: written here, once
-        if not point_done(point, opts.paths, p.done, "" if args.every_host else None):
-            row, _ = skipped_row(point, opts.threads or 0)
-            keep([{**row, "host": "", "worker": ""}], label_of(point, cols=True))
     gen = run_points(client, [x for x in p.points if not x.skipped], opts, args.every_host, p.done)
     try:
         for ev in gen:
             if isinstance(ev, ClusterStarted):
+                sink = CsvSink(p.target, CLUSTER_COLUMNS, p.rows)
+                sink.flush()
                 hosts = sorted(set(ev.hosts.values()))
                 note(f"cluster {args.cluster}: {plural(len(ev.hosts), 'measuring worker')} ({', '.join(hosts)}); "
                      f"{plural(ev.tasks, 'task')}" + (f", {ev.already + p.already} already in {args.resume}"
                                                       if args.resume else ""))
+                for point in (x for x in p.points if x.skipped):  # nothing to measure: written here, once
+                    if not point_done(point, opts.paths, p.done, "" if args.every_host else None):
+                        row, _ = skipped_row(point, opts.threads or 0)
+                        keep([{**row, "host": "", "worker": ""}], label_of(point, cols=True))
             elif isinstance(ev, ClusterRows):
                 keep(ev.rows, label_of(ev.point, cols=True))
                 note(f"[{ev.done}/{ev.total}] {label_of(ev.point)} on {ev.host}: {plural(len(ev.rows), 'row')}")
             elif isinstance(ev, ClusterMissing):
                 missing.append((label_of(ev.point), ev.host, ev.reason))
-                note(f"[{ev.done}/{ev.total}] {label_of(ev.point)}" + (f" on {ev.host}" if ev.host else "")
-                     + f": missing ({ev.reason})")
+                emptied = ev.reason.startswith(NO_WORKER_LEFT)
+                if not (emptied and lost_said):
+                    note(f"[{ev.done}/{ev.total}] {label_of(ev.point)}" + (f" on {ev.host}" if ev.host else "")
+                         + f": missing ({ev.reason})" + ("; so is every task still queued" if emptied else ""))
+                lost_said = lost_said or emptied
     finally:
         gen.close()  # cancels what is still queued on the cluster (Ctrl+C included)
         client.close()
@@ -380,14 +387,17 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
-        if p.target and not quiet and not writing_failed():
+        if sink is not None and p.target and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {p.target}", file=sys.stderr)
     if quiet:
         print(strict_json({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
                                                             for m in missing]}))
     if missing:
-        print(f"{plural(len(missing), 'problem')} went missing; run the same command with --resume "
-              f"{p.target or 'CSV'} to measure them.", file=sys.stderr)
+        from explorer.cli.rerun import resume_command
+
+        how = (f"to measure them: `{resume_command(getattr(args, 'argv', None), p.target)}`" if p.target else
+               "run it again with --csv FILE to keep the rows of a run")
+        print(f"{plural(len(missing), 'problem')} went missing; {how}.", file=sys.stderr)
         return EXIT_FAULT
     return 0
 
