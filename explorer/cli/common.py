@@ -141,6 +141,17 @@ def allocator_note(allocator: str) -> str:
     return f"allocator: {allocator}; to reproduce a figure in your own script: {reproduce_hint(allocator)}"
 
 
+def print_environment_notes(allocator: str, paths=None) -> None:
+    """The closing lines on the user's environment: each variable the tool removed or that changed what was
+    measured, one line each, on stderr (also under --json: stdout stays the JSON)."""
+    from explorer.core.measure.user_env import notes
+    from explorer.core.process.measuring import in_child
+
+    compiled = paths is None or "compiled" in paths
+    for line in notes(allocator, in_process=not in_child(), compiled=compiled):
+        print(line, file=sys.stderr)
+
+
 def open_timeline(args):
     """A Timeline when --timeline was given (its file checked writable before any work), else None."""
     path = getattr(args, "timeline", None)
