@@ -19,6 +19,7 @@ import sys
 
 from explorer import __version__
 from explorer.cli import compare, fleet, gui, inspect_cmds, model, run, sweep
+from explorer.cli.empty_values import check_not_empty
 from explorer.cli.json_stdout import json_only_stdout
 from explorer.cli.common import (
     EXIT_BAD_INPUT,
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
         return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
     try:
+        check_not_empty(args)
         check_outputs(args)
         with json_only_stdout(bool(getattr(args, "json", False))):  # stdout: the JSON, nothing a library prints
             return commands[args.command](args) or 0
