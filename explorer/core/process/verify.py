@@ -167,8 +167,11 @@ def _starts_with_marker(path: Path) -> bool:
 
 def run_script(path: str | os.PathLike, allocator: str, python: str | None = None, timeout_s: float = TIMEOUT_S) -> float:
     """Run a written script in a fresh process started with the allocator's variables; its median in ms."""
+    from explorer.core.measure.user_env import measuring_env
+
     env = dict(os.environ)
-    for k, v in env_for(allocator).items():
+    # as the row's measuring process ran: no verbose oneDNN or warning settings of the user's (user_env)
+    for k, v in {**measuring_env(), **env_for(allocator)}.items():
         if v is None:
             env.pop(k, None)
         else:
