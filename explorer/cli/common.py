@@ -404,8 +404,6 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
         print(strict_json({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
                                                             for m in missing]}))
     if missing:
-        from explorer.cli.rerun import resume_command
-
         how = (f"to measure them: `{resume_command(getattr(args, 'argv', None), p.target)}`" if p.target else
                "run it again with --csv FILE to keep the rows of a run")
         print(f"{plural(len(missing), 'problem')} went missing; {how}.", file=sys.stderr)
@@ -432,3 +430,22 @@ def _cell_number(cell):
         return float(cell) if cell not in (None, "") else None
     except ValueError:
         return None
+
+
+def resume_command(argv: list[str] | None, csv: str, prog: str = "mkldnn-explorer") -> str:
+    """The user's command line (`argv`, after the program name) that finishes a run cut short: --csv, --resume
+    and --force dropped (the CSV goes on in place), --resume `csv` added. Printed after a fault."""
+    import shlex
+
+    out: list[str] = []
+    words = list(argv or [])
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--csv", "--resume"):
+            i += 2
+            continue
+        if w != "--force" and not w.startswith(("--csv=", "--resume=")):
+            out.append(w)
+        i += 1
+    return shlex.join([prog, *out, "--resume", csv])
