@@ -19,6 +19,8 @@ import sys
 
 from explorer import __version__
 from explorer.cli import compare, fleet, gui, inspect_cmds, model, run, sweep
+from explorer.cli.empty_values import check_not_empty
+from explorer.cli.json_stdout import json_only_stdout
 from explorer.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAULT,
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
     except UsageError as e:
         print(clip_long(str(e)), file=sys.stderr)
         return EXIT_BAD_INPUT
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: for the --resume command of a fault
     if not args.command:
         parser.print_help()
         return EXIT_BAD_INPUT
@@ -70,8 +73,10 @@ def main(argv: list[str] | None = None, handlers: dict | None = None) -> int:
         return EXIT_BAD_INPUT
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _in_main_thread() else None
     try:
+        check_not_empty(args)
         check_outputs(args)
-        return commands[args.command](args) or 0
+        with json_only_stdout(bool(getattr(args, "json", False))):  # stdout: the JSON, nothing a library prints
+            return commands[args.command](args) or 0
     except Fault as e:
         if isinstance(e, WriteFault):
             _recover(e)

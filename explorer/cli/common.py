@@ -141,6 +141,17 @@ def allocator_note(allocator: str) -> str:
     return f"allocator: {allocator}; to reproduce a figure in your own script: {reproduce_hint(allocator)}"
 
 
+def print_environment_notes(allocator: str, paths=None) -> None:
+    """The closing lines on the user's environment: each variable the tool removed or that changed what was
+    measured, one line each, on stderr (also under --json: stdout stays the JSON)."""
+    from explorer.core.measure.user_env import notes
+    from explorer.core.process.measuring import in_child
+
+    compiled = paths is None or "compiled" in paths
+    for line in notes(allocator, in_process=not in_child(), compiled=compiled):
+        print(line, file=sys.stderr)
+
+
 def open_timeline(args):
     """A Timeline when --timeline was given (its file checked writable before any work), else None."""
     path = getattr(args, "timeline", None)
@@ -360,13 +371,15 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
     from explorer.core.measure.interference import warning_line
     from explorer.core.report.results import CsvSink
 
+    from explorer.core.fleet.cluster import NO_WORKER_LEFT
+
     opts = run_options(args)
     client = connect(args.cluster)
-    sink = CsvSink(p.target, CLUSTER_COLUMNS, p.rows)
-    sink.flush()
+    sink = None  # made once the cluster took the run: a refused run leaves no header-only CSV behind
     table: list[tuple] = []
     new_rows: list[dict] = []
     missing: list[tuple] = []
+    lost_said = False  # the cluster left empty: one line for all its missing tasks, not one each
 
     def note(msg: str) -> None:
         if not quiet:
@@ -379,25 +392,30 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             table.append((cols, r.get("host") or "-", r.get("path") or "-", r.get("status"), r.get("error") or "",
                           r.get("median_ms"), r.get("gflops"), r.get("quality"), r.get("quality_reason") or ""))
 
-    for point in (x for x in p.points if x.skipped):  # nothing to measure: written here, once
-        if not point_done(point, opts.paths, p.done, "" if args.every_host else None):
-            row, _ = skipped_row(point, opts.threads or 0)
-            keep([{**row, "host": "", "worker": ""}], label_of(point, cols=True))
     gen = run_points(client, [x for x in p.points if not x.skipped], opts, args.every_host, p.done)
     try:
         for ev in lost_as_fault(gen, args.cluster):
             if isinstance(ev, ClusterStarted):
+                sink = CsvSink(p.target, CLUSTER_COLUMNS, p.rows)
+                sink.flush()
                 hosts = sorted(set(ev.hosts.values()))
                 note(f"cluster {args.cluster}: {plural(len(ev.hosts), 'measuring worker')} ({', '.join(hosts)}); "
                      f"{plural(ev.tasks, 'task')}" + (f", {ev.already + p.already} already in {args.resume}"
                                                       if args.resume else ""))
+                for point in (x for x in p.points if x.skipped):  # nothing to measure: written here, once
+                    if not point_done(point, opts.paths, p.done, "" if args.every_host else None):
+                        row, _ = skipped_row(point, opts.threads or 0)
+                        keep([{**row, "host": "", "worker": ""}], label_of(point, cols=True))
             elif isinstance(ev, ClusterRows):
                 keep(ev.rows, label_of(ev.point, cols=True))
                 note(f"[{ev.done}/{ev.total}] {label_of(ev.point)} on {ev.host}: {plural(len(ev.rows), 'row')}")
             elif isinstance(ev, ClusterMissing):
                 missing.append((label_of(ev.point), ev.host, ev.reason))
-                note(f"[{ev.done}/{ev.total}] {label_of(ev.point)}" + (f" on {ev.host}" if ev.host else "")
-                     + f": missing ({ev.reason})")
+                emptied = ev.reason.startswith(NO_WORKER_LEFT)
+                if not (emptied and lost_said):
+                    note(f"[{ev.done}/{ev.total}] {label_of(ev.point)}" + (f" on {ev.host}" if ev.host else "")
+                         + f": missing ({ev.reason})" + ("; so is every task still queued" if emptied else ""))
+                lost_said = lost_said or emptied
     finally:
         close_client(client, gen.close)  # cancels what is still queued there (Ctrl+C included), within 3 s
         if not quiet and table:
@@ -406,14 +424,15 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             if warn:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
-        if p.target and not quiet and not writing_failed():
+        if sink is not None and p.target and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {p.target}", file=sys.stderr)
     if quiet:
         print(strict_json({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
                                                             for m in missing]}))
     if missing:
-        print(f"{plural(len(missing), 'problem')} went missing; run the same command with --resume "
-              f"{p.target or 'CSV'} to measure them.", file=sys.stderr)
+        how = (f"to measure them: `{resume_command(getattr(args, 'argv', None), p.target)}`" if p.target else
+               "run it again with --csv FILE to keep the rows of a run")
+        print(f"{plural(len(missing), 'problem')} went missing; {how}.", file=sys.stderr)
         return EXIT_FAULT
     return 0
 
@@ -437,3 +456,22 @@ def _cell_number(cell):
         return float(cell) if cell not in (None, "") else None
     except ValueError:
         return None
+
+
+def resume_command(argv: list[str] | None, csv: str, prog: str = "mkldnn-explorer") -> str:
+    """The user's command line (`argv`, after the program name) that finishes a run cut short: --csv, --resume
+    and --force dropped (the CSV goes on in place), --resume `csv` added. Printed after a fault."""
+    import shlex
+
+    out: list[str] = []
+    words = list(argv or [])
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--csv", "--resume"):
+            i += 2
+            continue
+        if w != "--force" and not w.startswith(("--csv=", "--resume=")):
+            out.append(w)
+        i += 1
+    return shlex.join([prog, *out, "--resume", csv])

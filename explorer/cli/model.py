@@ -32,6 +32,7 @@ from explorer.cli.common import (
     positive_float,
     plural,
     positive_int_arg,
+    print_environment_notes,
 )
 from explorer.cli.common import fmt as _fmt
 from explorer.core.model.drift import drift_label
@@ -197,6 +198,8 @@ def cmd_model(args) -> int:
             layer_rows = [r for s in report.layers for r in s.results.values()]
             if layer_rows:
                 print(isa_note(ropts.isa, layer_rows), file=sys.stderr)
+        if report is not None:
+            print_environment_notes(args.allocator)
         if args.csv and not quiet and not writing_failed():
             print(f"wrote {sink.on_disk} rows to {args.csv}", file=sys.stderr)
     if quiet and report is not None:

@@ -12,6 +12,7 @@ from explorer.cli.common import (
     isa_note,
     measured_events,
     open_timeline,
+    print_environment_notes,
     ratio_text,
     run_options,
     spec_from,
@@ -87,6 +88,8 @@ def cmd_run(args) -> int:
                 print(warn)
             print(allocator_note(opts.allocator), file=sys.stderr)
             print(isa_note(opts.isa, results), file=sys.stderr)
+        if results:
+            print_environment_notes(opts.allocator, opts.paths)
         close_timeline(timeline, args, quiet)
     if quiet:
         print(strict_json({"results": [r.row() for r in results]}))

@@ -22,6 +22,7 @@ from explorer.cli.common import (
     open_timeline,
     plural,
     positive_int_arg,
+    print_environment_notes,
     ratio_text,
     run_on_cluster,
     run_options,
@@ -148,6 +149,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             print(allocator_note(opts.allocator), file=sys.stderr)
             if isas:
                 print(isa_note(opts.isa if len(isas) == 1 else None, [{"isa": i} for i in isas]), file=sys.stderr)
+        if table:
+            print_environment_notes(opts.allocator, opts.paths)
         if sink_path and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {sink_path}", file=sys.stderr)
         close_timeline(timeline, args, quiet)

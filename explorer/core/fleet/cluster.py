@@ -5,7 +5,9 @@ Each problem is one task that needs the worker resource `measure` (a worker is s
 from disturbing each other). Spread: each problem once, on whichever worker is free; the scheduler runs a
 lost worker's task again elsewhere. Every host: each problem pinned to every worker (`workers=[addr]`);
 a worker that leaves takes its pending problems with it, and they are reported missing for that host.
-Closing the generator (Ctrl+C in the caller) cancels every task still on the cluster.
+Closing the generator (Ctrl+C in the caller) cancels every task still on the cluster. A cluster left with no
+worker offering `measure` (the only one killed) would hold the tasks forever (the scheduler only logs "Lost all
+workers"): after LOST_AFTER_S without one, every task still pending is reported missing and the run ends.
 """
 
 from __future__ import annotations
@@ -22,6 +24,17 @@ from explorer.core.fleet.task import isa_env, measure_point
 
 INSTALL_HINT = 'pip install "dask[distributed]" (or the extra: pip install -e ".[fleet]")'
 WORKER_HINT = "dask worker ADDRESS --nthreads 1 --resources measure=1"
+# How long the cluster may have no measuring worker before the run gives up: a nanny restarts a killed worker
+# within seconds on a quiet machine; a cluster that stays empty this long is taken as gone.
+LOST_AFTER_S = 20.0
+LIVE_CHECK_S = 1.0  # how often the scheduler is asked which workers it has
+
+
+NO_WORKER_LEFT = "no worker with the `measure` resource was left in the cluster"
+
+
+def no_worker_reason(waited_s: float) -> str:
+    return f"{NO_WORKER_LEFT} for {waited_s:.0f} s"
 
 
 @dataclasses.dataclass
@@ -97,12 +110,14 @@ def measuring_workers(client) -> dict[str, str]:
 
 
 def run_points(client, points: list, opts, every_host: bool = False, done: set | None = None,
-               poll_s: float = 0.2, cancel: Callable[[], bool] | None = None) -> Iterator:
+               poll_s: float = 0.2, cancel: Callable[[], bool] | None = None,
+               lost_after_s: float = LOST_AFTER_S) -> Iterator:
     """Yield ClusterStarted, then a ClusterRows or ClusterMissing per task as it ends.
 
     `points` must be runnable (the caller writes skipped ones itself). `done`: row identities of a resumed
     CSV (with the host in every-host mode); problems fully in it are not submitted. `cancel` (the window's
     Stop) is checked at every poll: when it says so the generator ends and the run's tasks are cancelled.
+    No measuring worker for `lost_after_s`: a ClusterMissing for every pending task, then the generator ends.
     """
     import time
 
@@ -128,6 +143,8 @@ def run_points(client, points: list, opts, every_host: bool = False, done: set |
     pending = set(futures)
     ready = as_completed(futures)
     finished = 0
+    next_check = 0.0
+    empty_since: float | None = None  # since when the scheduler has had no measuring worker
     try:
         while pending:
             if cancel is not None and cancel():
@@ -151,16 +168,32 @@ def run_points(client, points: list, opts, every_host: bool = False, done: set |
                     yield ClusterRows(point, host, rows, finished, total)
                 else:
                     yield ClusterMissing(point, labels.get(addr, "") if addr else "", reason, finished, total)
-            if every_host and pending:
-                live = set(client.scheduler_info(n_workers=-1)["workers"])
-                gone = [f for f in pending if futures[f][1] not in live]
-                if gone:
-                    client.cancel(gone)
-                    for f in gone:
+            now = time.monotonic()
+            if pending and now >= next_check:
+                next_check = now + LIVE_CHECK_S
+                workers = client.scheduler_info(n_workers=-1)["workers"]
+                if every_host:  # a pinned task of a worker that left can run nowhere else
+                    gone = [f for f in pending if futures[f][1] not in workers]
+                    if gone:
+                        client.cancel(gone)
+                        for f in gone:
+                            pending.discard(f)
+                            point, addr = futures[f]
+                            finished += 1
+                            yield ClusterMissing(point, labels[addr], "its worker left the cluster", finished, total)
+                if any((w.get("resources") or {}).get("measure", 0) >= 1 for w in workers.values()):
+                    empty_since = None
+                elif empty_since is None:
+                    empty_since = now
+                elif pending and now - empty_since >= lost_after_s:
+                    reason = no_worker_reason(now - empty_since)
+                    lost = [f for f in futures if f in pending]  # in submission order
+                    client.cancel(lost)
+                    for f in lost:
                         pending.discard(f)
                         point, addr = futures[f]
                         finished += 1
-                        yield ClusterMissing(point, labels[addr], "its worker left the cluster", finished, total)
+                        yield ClusterMissing(point, labels.get(addr, "") if addr else "", reason, finished, total)
     finally:
         if pending:  # Ctrl+C or the consumer stopped: nothing of this run stays queued on the cluster
             client.cancel(list(pending))

@@ -98,6 +98,17 @@ def _jit_frozen(t: Tensors) -> PreparedPath:
 
 
 # ---- compiled ---------------------------------------------------------------------------------------------
+def compile_disabled() -> str | None:
+    """One sentence when torch.compile is switched off in this process (TORCH_COMPILE_DISABLE=1 sets dynamo's
+    `disable`): it then returns the module uncompiled, and a `compiled` row would time eager code."""
+    import torch._dynamo.config as dynamo_config
+
+    if getattr(dynamo_config, "disable", False):
+        return ("torch.compile is disabled in this environment (TORCH_COMPILE_DISABLE=1): it would return the "
+                "module uncompiled and this row would time eager code; unset it to time inductor's code")
+    return None
+
+
 def cxx_problem() -> str | None:
     """None when inductor finds a working C++ compiler, else inductor's own one-line reason."""
     try:
@@ -131,6 +142,9 @@ def _compile_key(t: Tensors) -> tuple:
 
 
 def _compiled_path(t: Tensors) -> PreparedPath:
+    problem = compile_disabled()
+    if problem:
+        raise PathUnsupported(problem)
     problem = cxx_problem()
     if problem:
         raise PathUnsupported(f"torch.compile needs a C++ compiler: {problem}")
@@ -154,6 +168,9 @@ def _compiled_path(t: Tensors) -> PreparedPath:
             t0 = time.perf_counter_ns()
             _, sources = run_and_get_code(compiled, x)
             compile_ms = (time.perf_counter_ns() - t0) / 1e6
+        if not sources:  # dynamo stood aside (disabled, or it fell back to eager): nothing compiled to time
+            raise PathUnsupported("torch.compile produced no code for this module (dynamo ran it eager), so "
+                                  "there is no compiled call to time")
         calls = compiled_calls("\n".join(sources))
         hit = (compiled, compile_ms, _describe_compiled(calls, compile_ms), module)
         _compiled[key] = hit

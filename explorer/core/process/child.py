@@ -135,15 +135,21 @@ class ChildRunner:
         with _env_lock:
             import os
 
+            import sys
+
             saved = {k: os.environ.get(k) for k in self.env}
+            warnoptions = list(sys.warnoptions)
             try:
                 for k, v in self.env.items():
                     if v is None:
                         os.environ.pop(k, None)
                     else:
                         os.environ[k] = v
+                if "PYTHONWARNINGS" in self.env:  # spawn passes sys.warnoptions on as -W: those go with it
+                    sys.warnoptions[:] = []
                 self._proc.start()  # spawn: the new interpreter starts with this environment
             finally:
+                sys.warnoptions[:] = warnoptions
                 for k, v in saved.items():
                     if v is None:
                         os.environ.pop(k, None)
@@ -267,11 +273,12 @@ class ChildPool:
     def get(self, allocator: str, isa: str | None = None) -> ChildRunner:
         from explorer.core.measure.allocator import env_for, fresh_per_run
         from explorer.core.measure.isa import env_for as isa_env
+        from explorer.core.measure.user_env import measuring_env
 
         with self._lock:
             c = self._children.get((allocator, isa))
             if c is None:
-                c = ChildRunner(nice=self.nice, env={**env_for(allocator), **isa_env(isa)},
+                c = ChildRunner(nice=self.nice, env={**measuring_env(), **env_for(allocator), **isa_env(isa)},
                                 fresh_per_job=fresh_per_run(allocator))
                 self._children[(allocator, isa)] = c
             return c

@@ -200,9 +200,11 @@ def run_script(path: str | os.PathLike, allocator: str, python: str | None = Non
     """Run a written script in a fresh process started with the allocator's variables: its median and IQR in
     ms, and whether other programs or the hypervisor disturbed the machine while it ran."""
     from explorer.core.measure.interference import cpu_ticks
+    from explorer.core.measure.user_env import measuring_env
 
     env = dict(os.environ)
-    for k, v in env_for(allocator).items():
+    # as the row's measuring process ran: no verbose oneDNN or warning settings of the user's (user_env)
+    for k, v in {**measuring_env(), **env_for(allocator)}.items():
         if v is None:
             env.pop(k, None)
         else:

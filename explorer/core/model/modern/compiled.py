@@ -22,8 +22,11 @@ def prepare_compiled(model, inp) -> dict:
 
     from explorer.core.model.surgery import copy_model, dense_output
     from explorer.core.paths.base import PathUnsupported
-    from explorer.core.paths.routes import cxx_problem
+    from explorer.core.paths.routes import compile_disabled, cxx_problem
 
+    problem = compile_disabled()
+    if problem:
+        raise PathUnsupported(problem)
     problem = cxx_problem()
     if problem:
         raise PathUnsupported(f"torch.compile needs a C++ compiler: {problem}")
