@@ -231,12 +231,12 @@ def cluster(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     procs = []
     # the README's two lines, with this machine as host A and a free port for 8786
-    sched = [dask, *setup[0].words[2:]]
+    sched = [dask, *setup[0].words[1:]]
     sched[sched.index("--port") + 1] = str(port)
     procs.append(subprocess.Popen(sched + ["--host", "127.0.0.1", "--dashboard-address", ":0"], cwd=folder,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for k in range(2):  # "on every machine": two workers stand for two machines
-        worker = [dask, *[w.replace("tcp://HOST_A:8786", address) for w in setup[1].words[2:]],
+        worker = [dask, *[w.replace("tcp://HOST_A:8786", address) for w in setup[1].words[1:]],
                   "--name", f"w{k}", "--no-dashboard"]
         procs.append(subprocess.Popen(worker, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
