@@ -15,6 +15,7 @@ Runs once in CI (tests/pages is not among the tests `.ci/run` repeats under ISA 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 import re
 import shlex
@@ -40,6 +41,7 @@ class Command:
     page: str
     line: int
     text: str  # as the page writes it, without its trailing comment
+    says: str = ""  # what the page says it prints: a `# last lines: "..."` comment under it ("..." = any text)
 
     @property
     def words(self) -> list[str]:
@@ -69,10 +71,19 @@ def page_commands(page: Path) -> list[Command]:
         if m.group(1) is None and not m.group(2).lstrip().startswith(("mkldnn-explorer", ".venv/", "python")):
             continue  # an unlabelled block of output, not commands
         for k, raw in enumerate(m.group(2).splitlines()):
+            said = re.match(r'\s*# last lines: "(.*?)"', raw)
+            if said and out:
+                out[-1] = dataclasses.replace(out[-1], says=said.group(1))
             line = _strip_comment(raw)
             if line:
                 out.append(Command(str(page.relative_to(ROOT)), first + k, line))
     return out
+
+
+def prints_what_it_says(says: str, out: str) -> bool:
+    """`says` with each "..." standing for any text, found in `out`."""
+    pieces = [re.escape(p) for p in says.split("...")]
+    return re.search(".*?".join(pieces), out, re.S) is not None
 
 
 ALL = [c for p in PAGES for c in page_commands(p)]
@@ -125,8 +136,8 @@ def argv_of(c: Command, cluster: dict | None = None) -> list[str]:
                 words[words.index(flag) + 1] = value
             else:
                 words += [flag, value]
-    if sub == "gui":
-        words += ["--exit-when-done"]
+    if sub == "gui" and "--exit-when-done" not in words and "--screenshot" not in words:
+        words += ["--exit-when-done"]  # the user closes the window; here it closes itself when the run ends
     if cluster:
         words = [w.replace("tcp://HOST_A:8786", cluster["address"]) for w in words]
         if "--against" in words:
@@ -165,16 +176,58 @@ def run_command(c: Command, folder: Path, cluster: dict | None = None) -> subpro
     assert done.returncode == code, shown
     assert word in done.stderr, shown
     assert "Traceback" not in done.stderr, shown
+    if c.says:
+        assert prints_what_it_says(c.says, done.stdout + done.stderr), f"{shown}\nthe page says it prints " \
+                                                                      f"{c.says!r}; it printed:\n{done.stdout[-2000:]}"
     return done
 
 
 # ---- what a page's lines expect to find in the folder --------------------------------------------------
-MYPKG = '''import torch.nn as nn
+# The user's own package, as planner.md's lines use it: an image net with an input factory, an audio front end
+# taking (N, L), and a model of two inputs.
+MYPKG = {
+    "net.py": '''import torch
+import torch.nn as nn
 
 
 def make():
     return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1)).eval()
-'''
+
+
+def example_inputs(mb=1):
+    return torch.randn(mb, 3, 32, 32)
+''',
+    "audio.py": '''import torch.nn as nn
+
+
+class Audio(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 8, 9, stride=4)
+
+    def forward(self, x):  # (N, L): the channel is added here
+        return self.conv(x.unsqueeze(1))
+
+
+def make():
+    return Audio().eval()
+''',
+    "stereo.py": '''import torch.nn as nn
+
+
+class Stereo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left, self.right = nn.Conv1d(1, 4, 9, stride=4), nn.Conv1d(1, 4, 9, stride=4)
+
+    def forward(self, left, right):
+        return self.left(left.unsqueeze(1)) + self.right(right.unsqueeze(1))
+
+
+def make():
+    return Stereo().eval()
+''',
+}
 
 
 def prepare(folder: Path, commands: list[Command]) -> None:
@@ -183,7 +236,8 @@ def prepare(folder: Path, commands: list[Command]) -> None:
     if "mypkg." in text:
         (folder / "mypkg").mkdir(exist_ok=True)
         (folder / "mypkg" / "__init__.py").write_text("")
-        (folder / "mypkg" / "net.py").write_text(MYPKG)
+        for name, code in MYPKG.items():
+            (folder / "mypkg" / name).write_text(code)
     for name in re.findall(r"\b(machine[AB]\.csv)\b", text):
         if not (folder / name).exists():  # two machines' runs of one problem, as `compare`'s line means
             subprocess.run([sys.executable, "-m", "explorer", "run", "mb2ic16ih14oc16oh14kh3ph1", "--budget-ms",
@@ -255,7 +309,7 @@ def cluster(tmp_path_factory):
                 p.kill()
 
 
-CLUSTER = [c for c in ALL if uses_cluster(c)]
+CLUSTER = [c for c in ALL if uses_cluster(c) and not is_cluster_setup(c)]
 
 
 @pytest.mark.parametrize("c", CLUSTER, ids=[c.id for c in CLUSTER])
