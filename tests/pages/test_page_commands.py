@@ -1,13 +1,14 @@
-"""Every command the pages show in a fenced block runs, and exits as the page says.
+"""Every command the pages show in a fenced block runs, and exits (and prints) as the page says.
 
 A new user copies these lines first, so each one is run here as the user would, in a fresh process and a
-fresh folder per page, with exactly one change: budgets are made small (the tool's figures are not checked,
-only that the command does what the page promises). What cannot run on one machine as written is made to:
-the cluster lines start a real scheduler and two real workers on 127.0.0.1, `HOST_A` is that scheduler (or,
-for `--against`, one worker's host), and the files a line names without making them (`mypkg.net:make`,
-`machineA.csv`, `corpus.txt`) are made the way a user would make them, before the block runs. Installing
-lines are the one thing left out: `.ci/run` runs the README's test line from a fresh clone, and
-`test_only_install_lines_are_left_out` keeps that list from growing.
+fresh folder per page, with one change: budgets are made small (the tool's figures are not checked, only
+that the command does what the page promises). What cannot run on one machine as written is made to: the
+cluster lines start a real scheduler and two real workers on 127.0.0.1, `HOST_A` is that scheduler (or, for
+`--against`, one worker's host), and their batches and models time one path (`--paths dense --no-trace`);
+the files a line names without making them (`mypkg.net:make`, `machineA.csv`, `corpus.txt`) are made the
+way a user would make them, before the block runs. Installing lines are the one thing left out: `.ci/run`
+runs the README's test line from a fresh clone, and `test_only_install_lines_are_left_out` keeps that list
+from growing.
 
 Runs once in CI (tests/pages is not among the tests `.ci/run` repeats under ISA caps).
 """
@@ -139,6 +140,10 @@ def argv_of(c: Command, cluster: dict | None = None) -> list[str]:
     if sub == "gui" and "--exit-when-done" not in words and "--screenshot" not in words:
         words += ["--exit-when-done"]  # the user closes the window; here it closes itself when the run ends
     if cluster:
+        # what these lines promise is the fleet's (each problem once, or once per host; compare; resume), not
+        # the paths: one path without the traced call keeps ResNet-50's list on two workers to minutes
+        if sub in ("batch", "model") and "--paths" not in words:
+            words += ["--paths", "dense", "--no-trace"]
         words = [w.replace("tcp://HOST_A:8786", cluster["address"]) for w in words]
         if "--against" in words:
             words[words.index("--against") + 1] = cluster["host"]
