@@ -16,7 +16,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--tag", type=str, default=None, help="oneDNN format tag, e.g. aBcd16b")
     p.add_argument("--dims", type=str, default=None, help="logical dims for --tag, e.g. 2,17,5,4")
     p.add_argument("--offset", type=str, default=None, help="with --tag: logical index whose offset to print, e.g. 1,16,2,3")
-    p.add_argument("--kind", choices=("data", "weight"), default="data", help="with --tag: name aliases as data or weight")
+    p.add_argument("--kind", choices=("data", "weight"), default=None,
+                   help="with --tag: name aliases as data (default) or weight; with DESC: show only the input and "
+                        "output (data) or only the weight")
     p.add_argument("--path", type=str, default="mkldnn", help="with DESC: the path to inspect (default mkldnn)")
     p.add_argument("--dtype", type=str, default=None, help="f32 (default), bf16 or f16")
     p.add_argument("--json", action="store_true")
@@ -91,6 +93,8 @@ def cmd_layout(args) -> int:
 
     check_memory(spec, (path,))  # refused before allocating, as `run` does: one sentence, exit 2
     ins = inspect_path(spec, path)
+    if args.kind:  # with a descriptor, --kind picks the tensors shown (it was silently ignored before)
+        ins.tensors = {r: t for r, t in ins.tensors.items() if (r == "weight") == (args.kind == "weight")}
     if args.json:
         print(strict_json(ins.to_dict()))
         return 0
@@ -125,7 +129,7 @@ def _layout_of_tag(args) -> int:
     if any(d < 1 for d in dims):
         raise InputError(f"every dim must be at least 1, got {args.dims}.", "dims")
     dtype = parse_dtype(args.dtype) if args.dtype else "f32"
-    lay = layout_from_tag(args.tag, dims, dtype, kind=args.kind)
+    lay = layout_from_tag(args.tag, dims, dtype, kind=args.kind or "data")
     data = lay.to_dict()
     if args.offset:
         index = _int_list(args.offset, "offset")

@@ -75,6 +75,17 @@ def test_layout_tag_json(capsys):
     assert d["strides"] == [640, 320, 64, 16] and d["nbytes"] == 5120
 
 
+def test_layout_kind_with_a_descriptor_picks_the_tensors_shown(capsys):
+    # cli.md's `layout DESC --path mkldnn --kind weight` was silently the same as without --kind
+    d = "mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1"
+    assert main(["layout", d, "--path", "mkldnn", "--kind", "weight", "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["tensors"]) == ["weight"]
+    assert main(["layout", d, "--path", "mkldnn", "--kind", "data", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["tensors"]) == ["input", "output"]
+    assert main(["layout", d, "--path", "mkldnn", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["tensors"]) == ["input", "output", "weight"]
+
+
 def test_layout_of_a_path_reads_the_real_descriptor(capsys, f32_conv):
     assert main(["layout", "mb2ic17ih5iw4oc17oh5ow4kh3kw3ph1pw1", "--path", "mkldnn", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

@@ -576,10 +576,15 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
     def restore_settings(self, restore_spec: bool = True) -> bool:
         """Window layout and options from QSettings; the last spec too when restore_spec. True if a spec was set."""
         s = self.settings
+        # what "Reset settings to defaults" goes back to: the window as a first launch shows it
+        self.default_options, self.default_theme = self.panel.options(), self.theme
         if s is None:
             return False
         if s.value("version", 0, int) != SETTINGS_VERSION:
             return False
+        # a "fresh" window shows an earlier session's choices: say where they came from (docs: window.md)
+        self.status_label.setText(f"Options, theme and last problem restored from {s.fileName()}; "
+                                  "File > Reset settings to defaults starts afresh.")
         self._restore_placement(s)
         state = s.value("window_state")
         if isinstance(state, QByteArray):
@@ -617,6 +622,19 @@ class MainWindow(WindowMenus, WindowFiles, WindowSession, WindowPeak, WindowInsp
                 self.panel.set_spec(spec)
                 return True
         return False
+
+    def reset_settings(self) -> None:
+        """Forget the saved settings file's contents and show the defaults (options, theme, the default
+        preset); the window's layout goes back to its defaults at the next launch."""
+        d = getattr(self, "default_options", None) or self.panel.options()
+        if self.settings is not None:
+            self.settings.clear()
+            self.settings.sync()
+        self.panel.set_options(d["paths"], d["threads"] or 0, d["budget_ms"], d["trace"], d["allocator"], d["isa"])
+        self.apply_theme(getattr(self, "default_theme", "light"))
+        self.panel.select_default_preset()
+        where = self.settings.fileName() if self.settings is not None else "no settings file"
+        self.status_label.setText(f"Settings reset to the defaults ({where} emptied).")
 
     def save_settings(self) -> None:
         s = self.settings

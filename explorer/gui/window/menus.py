@@ -47,11 +47,15 @@ class WindowMenus:
                                                    "Save the roofline chart as PNG or SVG.")
         self.baseline_action = self._action("Open &baseline CSV…", lambda: self.open_baseline(), "Ctrl+B",
                                             "Compare with the results CSV of an earlier run or another machine.")
+        self.reset_settings_action = self._action(
+            "Reset settings to defaults", lambda: self.reset_settings(), None,
+            "Forget the saved options, theme, window layout and last problem (read from the settings file at "
+            "start) and show the defaults.")
         quit_action = self._action("&Quit", self.close, "Ctrl+Q")
         for a in (self.open_action, self.save_action, self.baseline_action, None, self.export_action,
                   self.export_timeline_action, self.export_sweep_csv_action, self.export_timing_action,
                   self.export_summary_action, self.export_sweep_action,
-                  self.export_roofline_action, self.screenshot_action, None, quit_action):
+                  self.export_roofline_action, self.screenshot_action, None, self.reset_settings_action, quit_action):
             f.addSeparator() if a is None else f.addAction(a)
         r = mb.addMenu("&Run")
         self.run_action = self._action("&Run", self.start_run, "Ctrl+R", "Time every selected path.")
