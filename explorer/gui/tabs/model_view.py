@@ -310,9 +310,11 @@ class ModelView(QWidget):
         # The last plan stays in the session and the tables until this one's inventory replaces it: a model
         # that fails to load (a mistyped path) leaves the last good report in view, its failure said above it.
         self._new_plan = False
-        # the fields this plan is made from: kept with its report once it loads (a reopened session shows them)
-        self._pending_inputs = {"model": text, "input": self.input_edit.text(),
-                                "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
+        # the fields this plan is made from, kept with its report (a reopened session shows them); a plan that
+        # fails to load gives the last report its own fields back (_on_failed)
+        self._inputs_before = self.session.model.inputs
+        self.session.model.inputs = {"model": text, "input": self.input_edit.text(),
+                                     "dtype": self.dtype_box.currentText(), "modes": list(self.selected_modes())}
         self._set_message(f"Running {text} …")
         self.controller.start((text, shape), {"threads": opts.threads, "run_opts": opts, "model_opts": mopts,
                                               "isa": opts.isa,  # consumed by the measuring process's router
@@ -379,7 +381,6 @@ class ModelView(QWidget):
         self._new_plan = True  # the model loaded: from here the tables are this plan's
         self.export_button.setEnabled(False)
         self.session.apply(ModelStarted(inv))
-        self.session.model.inputs = getattr(self, "_pending_inputs", None)
 
     def _on_layer(self, index: int, result) -> None:
         from explorer.core.session.state import ModelLayerDone
@@ -444,6 +445,7 @@ class ModelView(QWidget):
             self.answer.setText("The model could not be planned.")
             return
         # nothing of this run was measured: the last good report stays in view, below what failed
+        self.session.model.inputs = getattr(self, "_inputs_before", None)
         self._show_error(f"{msg} The tables below are still the last good plan's "
                          f"({self.report.inventory.model}).")
 
