@@ -134,7 +134,8 @@ def iter_model(
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
             before = time_reference(reference, cancelled) if reference is not None else None
-            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32)
+            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32,
+                           loaded.module if net is not loaded.module else None)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():

@@ -104,8 +104,16 @@ def mkldnn_blockers(model) -> list[str]:
     return out
 
 
-def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
-    """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs."""
+def mkldnn_source(model, f32_model):
+    """The model torch.utils.mkldnn.to_mkldnn(..., dtype) must get: the f32 one. Its bf16/f16 converters
+    round the weights themselves and keep BatchNorm's statistics and the biases in f32, as oneDNN needs; a
+    model already cast to bf16 hands them bf16 ones (timm resnet50d's output was all NaN that way)."""
+    return f32_model if f32_model is not None else model
+
+
+def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> PreparedMode:
+    """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs;
+    `f32_model` the model before its cast to a bf16/f16 plan's dtype (to_mkldnn converts from it)."""
     import torch
     import torch.utils.mkldnn  # noqa: F401
 
@@ -140,14 +148,15 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
         if blockers:
             more = f" (and {len(blockers) - 1} more such modules)" if len(blockers) > 1 else ""
             raise NotImplementedError(f"to_mkldnn: {blockers[0]}{more}")
-        m = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
+        src = mkldnn_source(model, f32_model)
+        m = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
         xm = inp.map(lambda t: t.to_mkldnn())
         with torch.no_grad():
             ym = xm.call(m)
         outs = [t for t in flat_tensors(ym) if t.layout == torch._mkldnn]
 
         def rem():
-            m2 = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
+            m2 = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
             n = stub_convs(m2, lambda: xm.call(m2))
             return (lambda: xm.call(m2)) if n else None
 
@@ -184,7 +193,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
                 return pm.graph_parts.remainder
             except Exception as e:  # noqa: BLE001
                 pm.graph_cut_error = f"{type(e).__name__}: {one_line(e)}"
-            folded = fold_bn(model)
+            folded = fold_bn(mkldnn_source(model, f32_model))
             if folded is None:
                 return None
             m2 = torch.utils.mkldnn.to_mkldnn(folded, dt)
@@ -249,9 +258,9 @@ def timed(fn: Callable[[], object], budget_ms: float, cancel, min_samples: int =
 
 
 def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, inv=None,
-             seq_tensors: dict | None = None, ref_f32=None) -> ModeResult | None:
+             seq_tensors: dict | None = None, ref_f32=None, f32_net=None) -> ModeResult | None:
     """One mode measured (and predicted). `ref_f32`: the f32 model's output, for the error of a bf16 mode or
-    of every mode of a bf16 plan."""
+    of every mode of a bf16 plan; `f32_net`: the f32 model a bf16/f16 plan's `net` was cast from."""
     import numpy as np
     import torch
 
@@ -261,7 +270,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
     try:
         with torch.no_grad():
             dims = {len(site.input_shape) - 2 for site in inv.sites} if inv is not None else None
-            prep = prepare_mode(mode, net, x, dtype, dims)
+            prep = prepare_mode(mode, net, x, dtype, dims, f32_net)
             out = prep.fn()
         res.max_abs_err, res.rel_err = compare_outputs(out, ref)
         bf16 = dtype == "bf16" or mode in BF16_MODES
@@ -317,7 +326,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
                 res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
         res.status = "unsupported" if is_unsupported(exc) else "error"
-        res.error = explain_failure(mode, net, as_input(x), dtype, exc)
+        res.error = explain_failure(mode, net, as_input(x), dtype, exc, f32_net)
     return res
 
 
@@ -351,7 +360,7 @@ def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
     return f"{type(exc).__name__}{where}: {msg}{hint}"
 
 
-def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException) -> str:
+def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException, f32_net=None) -> str:
     """A mode that cannot run, in one line: the error, the op and the module (path and class) it happened
     in, and the one thing a user could change."""
     import re
@@ -373,9 +382,9 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
             import torch.utils.mkldnn
 
             try:
-                mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
+                mm = torch.utils.mkldnn.to_mkldnn(copy_model(mkldnn_source(net, f32_net)), TORCH_DTYPES[dtype])
             except Exception:  # noqa: BLE001 - the conversion itself failed, before any forward
-                return _conversion_failure(net, dtype, exc, msg)
+                return _conversion_failure(mkldnn_source(net, f32_net), dtype, exc, msg)
             where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
             if where and " in " not in where:  # outside every submodule: in the model's own forward
                 where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"
