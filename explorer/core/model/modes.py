@@ -79,9 +79,6 @@ def mkldnn_blockers(model) -> list[str]:
     The same holds for every other type it swaps (nn.Linear, nn.BatchNorm2d/3d, nn.PReLU): a subclass with
     child modules (timm's BatchNormAct2d, with 'drop' and 'act') fails inside torch with "tried to replace
     existing module 'drop'", which names neither the module nor its class."""
-    from torch import nn
-
-    swapped = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm2d, nn.BatchNorm3d, nn.PReLU)
     out = []
     for name, m in model.named_modules():
         what = own_forward(m) if name else ""
@@ -91,17 +88,35 @@ def mkldnn_blockers(model) -> list[str]:
                        f"Mkldnn{base} would drop; make it a plain nn.{base} (its padding as an nn.ZeroPad{base[-2:]} "
                        f"before it) for this mode")
             continue
-        kids = [k for k, _ in m.named_children()]
-        base = next((b for b in swapped if isinstance(m, b)), None)
-        if name and kids and base is not None:
-            mk = {nn.BatchNorm2d: "MkldnnBatchNorm", nn.BatchNorm3d: "MkldnnBatchNorm",
-                  nn.PReLU: "MkldnnPrelu"}.get(base, f"Mkldnn{base.__name__}")  # torch.utils.mkldnn's names
-            out.append(f"{name} ({type(m).__name__}) is an nn.{base.__name__} subclass with child module"
-                       f"{'s' if len(kids) > 1 else ''} {', '.join(repr(k) for k in kids)}, which to_mkldnn "
-                       f"replaces by its {mk} ScriptModule, one that cannot hold them; for this mode make it a plain "
-                       f"nn.{base.__name__} with those modules after it as modules of their own, or use "
-                       f"channels_last")
+        held = _children_blocker(name or "the model itself", m)  # the root too: to_mkldnn swaps it alike
+        if held:
+            out.append(held)
     return out
+
+
+def _mkldnn_swapped(m):
+    """The torch type to_mkldnn swaps `m` for a ScriptModule of its own as (m's class or a base), or None."""
+    from torch import nn
+
+    swapped = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm2d, nn.BatchNorm3d, nn.PReLU)
+    return next((b for b in swapped if isinstance(m, b)), None)
+
+
+def _children_blocker(name: str, m) -> str:
+    """A swapped-type subclass with child modules (timm's BatchNormAct2d), in one sentence; "" for others."""
+    from torch import nn
+
+    kids = [k for k, _ in m.named_children()]
+    base = _mkldnn_swapped(m)
+    if not kids or base is None:
+        return ""
+    mk = {nn.BatchNorm2d: "MkldnnBatchNorm", nn.BatchNorm3d: "MkldnnBatchNorm",
+          nn.PReLU: "MkldnnPrelu"}.get(base, f"Mkldnn{base.__name__}")  # torch.utils.mkldnn's names
+    return (f"{name} ({type(m).__name__}) is an nn.{base.__name__} subclass with child module"
+            f"{'s' if len(kids) > 1 else ''} {', '.join(repr(k) for k in kids)}, which to_mkldnn "
+            f"replaces by its {mk} ScriptModule, one that cannot hold them; for this mode make it a plain "
+            f"nn.{base.__name__} with those modules after it as modules of their own, or use "
+            f"channels_last")
 
 
 def mkldnn_source(model, f32_model):
@@ -264,7 +279,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
     import numpy as np
     import torch
 
-    from explorer.core.paths.base import is_unsupported
+    from explorer.core.model.refusal import failure_status
 
     res = ModeResult(mode)
     try:
@@ -325,7 +340,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             if conv_q == "noisy" and res.remainder_ms is not None:
                 res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
-        res.status = "unsupported" if is_unsupported(exc) else "error"
+        res.status = failure_status(exc)
         res.error = explain_failure(mode, net, as_input(x), dtype, exc, f32_net)
     return res
 
@@ -334,7 +349,8 @@ MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
 
 
 def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
-    """to_mkldnn(model) raised while converting: the first module whose own conversion fails, and why it could."""
+    """to_mkldnn(model) raised while converting: the first module whose own conversion fails (path and class),
+    and what is true about it. to_mkldnn has no way to skip a module, so the hint never says to leave one out."""
     import copy
 
     import torch
@@ -343,20 +359,26 @@ def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
     from explorer.core.model.modern.bf16 import onednn_isa
     from explorer.core.paths.base import TORCH_DTYPES
 
-    where = ""
+    where, held = "", ""
     for name, m in net.named_modules():
-        if name and not list(m.children()):
-            try:
-                torch.utils.mkldnn.to_mkldnn(copy.deepcopy(m), TORCH_DTYPES[dtype])
-            except Exception:  # noqa: BLE001 - this one is it
-                where = f" (converting {name}, {type(m).__name__})"
-                break
+        # a leaf, or a type to_mkldnn swaps (its children re-attached to the swap: where timm's norm+act fails)
+        if list(m.children()) and _mkldnn_swapped(m) is None:
+            continue
+        try:
+            torch.utils.mkldnn.to_mkldnn(copy.deepcopy(m), TORCH_DTYPES[dtype])
+        except Exception:  # noqa: BLE001 - this one is it
+            label = name or "the model itself"
+            where, held = f" (converting {label}, {type(m).__name__})", _children_blocker(label, m)
+            break
     if dtype == "bf16" and "bf16" in msg:
         # torch's bf16 weight reorder refuses CPUs without AVX-512 BW/VL/DQ or AVX-NE-CONVERT (an AVX2-only CPU)
         hint = (f"; this CPU cannot hold MKLDNN bf16 weights (oneDNN runs {onednn_isa() or 'an unknown ISA'}): run "
                 "the bf16 plan on a CPU with AVX-512 or AVX-NE-CONVERT, or this mode with --dtype f32")
+    elif held:
+        hint = f"; {held}"
     else:
-        hint = "; torch.utils.mkldnn.to_mkldnn could not convert that module: leave it out of the conversion"
+        hint = (f"; torch.utils.mkldnn.to_mkldnn converts every {MKLDNN_CONVERTS} in the model and cannot skip "
+                "one: make that module one it converts, or use channels_last or jit_mkldnn")
     return f"{type(exc).__name__}{where}: {msg}{hint}"
 
 
