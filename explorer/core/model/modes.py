@@ -4,6 +4,7 @@ its prediction stands on (the convs in model order, the stubbed remainder, the c
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -279,8 +280,6 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
     import numpy as np
     import torch
 
-    from explorer.core.model.refusal import failure_status
-
     res = ModeResult(mode)
     try:
         with torch.no_grad():
@@ -343,6 +342,34 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         res.status = failure_status(exc)
         res.error = explain_failure(mode, net, as_input(x), dtype, exc, f32_net)
     return res
+
+
+# One status word per kind of mode failure (main chose by the message's wording, so an op refusing MKLDNN
+# tensors was `unsupported` for a slice and `error` for cat, pad or interpolate).
+_OWN_CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # explorer/
+# what a bug in Python code raises; torch's C++ refusals reach the calling line as RuntimeError or
+# NotImplementedError, so those are a refusal even when that line is the tool's
+_CRASH_TYPES = (AttributeError, NameError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError,
+                AssertionError, UnboundLocalError, RecursionError)
+
+
+def raised_in_tool(exc: BaseException) -> bool:
+    """The innermost frame of the exception's traceback is in the explorer package."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_OWN_CODE)
+
+
+def failure_status(exc: BaseException) -> str:
+    """`unsupported`: torch's converter, tracer, compiler or an op refused the model, or the model's own code
+    failed run the mode's way (the mode cannot take it), or the tool refused on torch's behalf
+    (NotImplementedError, PathUnsupported); `error`: a Python crash (_CRASH_TYPES) in the tool's own code."""
+    from explorer.core.paths.base import is_unsupported
+
+    if is_unsupported(exc):
+        return "unsupported"
+    return "error" if raised_in_tool(exc) and isinstance(exc, _CRASH_TYPES) else "unsupported"
 
 
 MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
