@@ -353,12 +353,16 @@ _CRASH_TYPES = (AttributeError, NameError, TypeError, KeyError, IndexError, Valu
                 AssertionError, UnboundLocalError, RecursionError)
 
 
+_BUILT_IN_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.py")  # a model's code, not the tool's
+
+
 def raised_in_tool(exc: BaseException) -> bool:
-    """The innermost frame of the exception's traceback is in the explorer package."""
+    """The innermost frame of the exception's traceback is in the explorer package (its built-in models aside)."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(_OWN_CODE)
+    where = os.path.abspath(frames[-1].filename) if frames else ""
+    return where.startswith(_OWN_CODE) and where != _BUILT_IN_MODELS
 
 
 def failure_status(exc: BaseException) -> str:
