@@ -228,8 +228,9 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     res.conv_ms = seq.total_ms if seq is not None else conv
     res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
     if res.graph_convs is not None and seq is not None:
-        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in) in "
-                            f"its order, each on its real input, in one graph call ({seq.passes} passes), "
+        other = "" if res.graph_convs == inv.total else f"; the inventory's {inv.total}: {kinds_text(inv.sites)}"
+        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in{other}) "
+                            f"in its order, each on its real input, in one graph call ({seq.passes} passes), "
                             f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
                             "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
                             "each part reads its inputs hot, as inside the graph (each touched just before its "

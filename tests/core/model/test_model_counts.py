@@ -59,5 +59,9 @@ def test_the_inventory_the_notes_and_the_answer_count_the_same_convs(tmp_path):
     # the answer's "N of M convs faster" names the convs it leaves out, so M and they make the inventory's 100
     jit = report.mode("jit_mkldnn")
     assert jit.status == "ok" and jit.convs_total == 99, (jit.status, jit.error, jit.convs_total)
+    if jit.graph_convs is not None:  # the frozen graph's own conv nodes, beside the inventory's count
+        assert "the inventory's 100: 98 Conv1d, 1 F.conv1d, 1 ConvTranspose1d" in jit.predict_note, jit.predict_note
+    else:  # its eager stand-ins: the chained convs counted out of the 98 conv modules
+        assert "of 98 Conv1d on mkldnn_chained" in jit.predict_note, jit.predict_note
     line = model_report.mode_line(jit)
     assert f"{jit.convs_faster} of 99 convs faster (the 1 ConvTranspose1d not timed per layer)" in line
