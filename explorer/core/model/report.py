@@ -242,7 +242,7 @@ def mode_line(r: ModeResult) -> str:
     # in the same words as the measured figure: "1.23x slower (predicted 0.79x)" read as two verdicts
     pred = f" (predicted {speed_words(r.predicted_speedup)})" if r.predicted_speedup else " (no prediction)"
     line = f"{label}: {t}{how} end to end{pred}"
-    if r.convs_total:
+    if r.convs_total and r.convs_faster is not None:  # None: its convs run the dense path (no comparison)
         line += f"; {r.convs_faster} of {r.convs_total} convs faster"
         if r.convs_not_compared:  # so the count adds up to the inventory's
             line += f" (the {r.convs_not_compared} not timed per layer)"

@@ -65,3 +65,11 @@ def test_the_inventory_the_notes_and_the_answer_count_the_same_convs(tmp_path):
         assert "of 98 Conv1d on mkldnn_chained" in jit.predict_note, jit.predict_note
     line = model_report.mode_line(jit)
     assert f"{jit.convs_faster} of 99 convs faster (the 1 ConvTranspose1d not timed per layer)" in line
+
+
+def test_a_mode_whose_convs_run_the_dense_path_gives_no_count_of_faster_convs():
+    # autocast_bf16 of a bf16 plan on a model of 1-D convs runs them dense: nothing to compare, so no count;
+    # main printed "None of 4 convs faster" (seen on a small Conv1d audio front end, --dtype bf16)
+    r = model_report.ModeResult("autocast_bf16", speedup=0.58, conv_path="dense", convs_faster=None, convs_total=4)
+    line = model_report.mode_line(r)
+    assert "None" not in line and "convs faster" not in line
