@@ -29,6 +29,7 @@ class ConvSite:
     # the input's strides when it arrives not contiguous (SegFormer's transpose(1, 2).view(...) before its convs),
     # () when contiguous: torch copies such an input inside the conv, a cost a contiguous input never shows
     input_strides: tuple = ()
+    functional: bool = False  # an F.conv*d / F.conv_transpose*d call, not a conv module's
 
 
 @dataclass
@@ -71,9 +72,9 @@ class Inventory:
         return out
 
     def summary(self) -> str:
-        kinds = ", ".join(f"{n} {k}" for k, n in self.counts_by_kind().items())
         shape = self.input_label or "x".join(map(str, self.input_shape))
-        return f"{self.model}: {self.total} convolutions ({kinds}), {len(self.layers)} distinct, input {shape} {self.dtype}"
+        return (f"{self.model}: {self.total} convolutions ({kinds_text(self.sites)}), {len(self.layers)} distinct, "
+                f"input {shape} {self.dtype}")
 
     def inside_sites(self) -> list[ConvSite]:
         """The convs that are not stubbed, so run inside the remainder: F.conv*d calls inside another module's
@@ -86,6 +87,25 @@ class Inventory:
 
     def transposed_sites(self) -> list[ConvSite]:
         return [s for s in self.sites if s.transposed]
+
+
+def site_kind(s: ConvSite) -> str:
+    """The words every count of the plan uses for one conv: Conv1d (a conv module), F.conv1d (a functional
+    call inside another module), ConvTranspose1d (a transposed conv module) or F.conv_transpose1d."""
+    nd = s.kind[len("Conv"):]  # "1d"
+    if s.transposed:
+        return f"F.conv_transpose{nd}" if s.functional else f"ConvTranspose{nd}"
+    return f"F.conv{nd}" if s.functional else s.kind
+
+
+def kinds_text(sites) -> str:
+    """How many of each kind (site_kind), modules first, then calls, then transposed ones: '98 Conv1d, 1 F.conv1d,
+    1 ConvTranspose1d'. The inventory, the notes and the answer all count with it, so their numbers add up."""
+    out: dict[str, int] = {}
+    for s in sorted(sites, key=lambda s: (s.transposed, s.functional)):  # stable: first seen within a group
+        k = site_kind(s)
+        out[k] = out.get(k, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in out.items())
 
 
 def _tuple(v, n: int) -> tuple:
@@ -215,7 +235,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
     sites: list[ConvSite] = []
     for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner, in_strides) in enumerate(calls):
         nd = len(ishape) - 2
-        stubbable, cls, extra = True, "", ""
+        stubbable, cls, extra, functional = True, "", "", False
         if owner is not None and is_conv_module(owner[1]):
             name, cls = owner[0], type(owner[1]).__name__  # a conv module, whatever its forward computes the weight from
             extra = own_forward(owner[1])
@@ -223,7 +243,7 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
         else:
             name = names.get(ptr) if ptr is not None else None
             if ptr is not None:  # eager: F.conv*d inside another module's forward (or the model's own)
-                stubbable = False
+                stubbable, functional = False, True
                 cls = type(owner[1] if owner is not None else model).__name__
                 name = name if name is not None else f"{owner[0] if owner is not None else 'forward'}#conv{i}"
         if name is None and ptr is None:  # TorchScript: the next conv submodule whose weight has this shape
@@ -236,7 +256,8 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
         if name is None:
             name = f"conv#{i}"
         sites.append(ConvSite(name, f"Conv{nd}d", ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
-                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra, in_strides))
+                              _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra, in_strides,
+                              functional))
     if not sites:
         raise InputError(f"{label} has no convolution (Conv1d/2d/3d) in its forward pass: nothing to plan.", "model")
     layers: dict[tuple, Layer] = {}

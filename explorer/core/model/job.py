@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from explorer.core.errors import InputError
 from explorer.core.model.chained import CHAINED_MODES, measure_chained
 from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
-from explorer.core.model.inventory import Inventory, Layer, take_inventory
+from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
 from explorer.core.model.load import load_model, make_input, parse_inputs
 from explorer.core.model.modes import run_mode
 from explorer.core.model.report import (
@@ -134,7 +134,8 @@ def iter_model(
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
             before = time_reference(reference, cancelled) if reference is not None else None
-            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32)
+            res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32,
+                           loaded.module if net is not loaded.module else None)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
@@ -147,7 +148,7 @@ def iter_model(
                     summaries[li].in_sequence.setdefault(path, ms)
             results.append(res)
             yield ModeFinished(res)
-        _ratios(results, summaries)
+        _ratios(results, summaries, inv)
         seq_tensors.clear()
         report = ModelReport(inv, summaries, results, torch.get_num_threads(), started, tuple(mopts.modes))
         yield ModelFinished(report, cancelled())
@@ -227,15 +228,17 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     res.conv_ms = seq.total_ms if seq is not None else conv
     res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
     if res.graph_convs is not None and seq is not None:
-        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in) in "
-                            f"its order, each on its real input, in one graph call ({seq.passes} passes), "
+        other = "" if res.graph_convs == inv.total else f"; the inventory's {inv.total}: {kinds_text(inv.sites)}"
+        res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in{other}) "
+                            f"in its order, each on its real input, in one graph call ({seq.passes} passes), "
                             f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
                             "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
                             "each part reads its inputs hot, as inside the graph (each touched just before its "
                             "first use, the touches timed alone and taken off); "
                             "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
         return
-    notes = [f"convs: timed in model order, each of the {len(inv.sites) - len(inv.inside_sites())} with its own tensors and the others in "
+    stubbed = [s for s in inv.sites if s.stubbable]
+    notes = [f"convs: timed in model order, each of the {_counted(inv, stubbed)} with its own tensors and the others in "
              f"between ({seq.passes} passes), {res.conv_ms / conv:.2f}x their per-layer table time"
              if seq is not None else (res.conv_seq_note or "convs: the per-layer table's times")]
     strided = [s for s in inv.sites if s.stubbable and strided_input(res.mode, s)]
@@ -244,17 +247,28 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
                      f"{strided[0].module}, strides {strided[0].input_strides}; a transpose or permute before it), "
                      "timed on an input with the same strides: torch copies it inside the conv")
     if res.mode == "to_mkldnn" and chained:
-        notes.append(f"{chained} of {inv.total} on mkldnn_chained (the MKLDNN model passes blocked outputs conv "
-                     "to conv), the rest on mkldnn")
+        notes.append(f"{chained} of {_counted(inv, stubbed)} on mkldnn_chained (the MKLDNN model passes blocked "
+                     f"outputs conv to conv){_rest_on_mkldnn(len(stubbed) - chained)}")
     if res.mode == "jit_mkldnn":
         if res.graph_cut_error:
             notes.append(f"the frozen graph could not be cut into its parts ({res.graph_cut_error}), so eager "
                          "stand-ins are timed")
-        notes.append(f"{chained} of {inv.total} on mkldnn_chained (blocked input, as the graph passes it), the rest "
-                     "on mkldnn; remainder of the to_mkldnn model with BatchNorm folded (ReLU6-like modules as "
-                     "the jit's flat in-place aten op); conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+        notes.append(f"{chained} of {_counted(inv, stubbed)} on mkldnn_chained (blocked input, as the graph passes "
+                     f"it){_rest_on_mkldnn(len(stubbed) - chained)}; remainder of the to_mkldnn model with BatchNorm "
+                     "folded (ReLU6-like modules as the jit's flat in-place aten op); conversions: the graph's "
+                     "to_mkldnn/to_dense nodes (profiler)")
     notes += conv_kind_notes(inv, res.mode)
     res.predict_note = "; ".join(notes)
+
+
+def _counted(inv: Inventory, sites: list) -> str:
+    """A part of the inventory's convs, counted as the inventory line counts them: the bare number when it is
+    all of them (the reader's total), else with the kinds ('98 Conv1d' beside the inventory's '100 ...')."""
+    return str(len(sites)) if len(sites) == inv.total else kinds_text(sites)
+
+
+def _rest_on_mkldnn(n: int) -> str:
+    return ", the rest on mkldnn" if n else ""  # none left when the first conv runs inside the remainder
 
 
 def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
@@ -269,18 +283,20 @@ def conv_kind_notes(inv: Inventory, mode: str) -> list[str]:
                    "still run there; anything else that forward does besides the conv is in neither part")
     fn = inv.functional_sites()
     if fn and mode != "jit_mkldnn":
-        out.append(f"{len(fn)} convs are F.conv{len(fn[0].input_shape) - 2}d calls inside another module's forward "
+        out.append(f"{kinds_text(fn)} call{'s' if len(fn) > 1 else ''} inside another module's forward "
                    f"(first: {fn[0].module} in a {fn[0].owner}), which cannot be stubbed: they run inside the remainder "
                    "and are measured there, not predicted from the per-layer table")
     tr = inv.transposed_sites()
     if tr and mode != "jit_mkldnn":
-        out.append(f"{len(tr)} convs are transposed ({tr[0].owner or 'conv_transpose'}, first: {tr[0].module}): the "
+        out.append(f"{kinds_text(tr)} (transposed; first: {tr[0].module}): the "
                    "per-layer paths time forward convs only, so they are not stubbed; they run inside the remainder "
                    "and are measured there, not predicted from the per-layer table")
     return out
 
 
-def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
+def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inventory | None = None) -> None:
+    """Each mode's speedups, its convs faster than dense in the per-layer table (and, with `inv`, the kinds of
+    the convs that table has no row for), and whether a figure behind them is uncertain."""
     base = next((r for r in results if r.mode == "nchw"), None)
     from explorer.core.model.report import BF16_MODES
 
@@ -292,11 +308,13 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
         faster = total = 0
         slower = []
         noisy_rows = 0
+        compared: set = set()
         for s in summaries:
             d, p = s.results.get("dense"), s.results.get(path) if path else None
             if d is None or p is None or d.status != "ok" or p.status != "ok":
                 continue
             total += s.layer.count
+            compared.update(s.layer.modules)
             noisy_rows += d.noisy or p.noisy
             if p.median_ms < d.median_ms:
                 faster += s.layer.count
@@ -304,6 +322,8 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary]) -> None:
                 slower.append((p.median_ms - d.median_ms) * s.layer.count)
                 slower[-1] = (slower[-1], _layer_label(s.layer, s is summaries[0]))
         r.convs_faster, r.convs_total = (faster, total) if path != "dense" else (None, total)
+        if inv is not None and total:  # the inventory's other convs, named so "N of M" adds up to its total
+            r.convs_not_compared = kinds_text([site for site in inv.sites if site.module not in compared])
         r.slower_layers = [lab for _, lab in sorted(slower, reverse=True)]
         reasons = []
         if base is not None and r.status == "ok" and base.status == "ok" and r.measured_ms:

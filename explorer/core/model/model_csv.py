@@ -26,6 +26,14 @@ def _cell(v) -> str:
     return cell(v)
 
 
+def _modules_cell(lay: Layer) -> str:
+    """The layer's module paths, `;`-separated; a layer repeated so often that they pass the CSV's cell limit
+    keeps the first ones and says how many more (`count` has them all)."""
+    from explorer.core.report.csv_cells import list_cell
+
+    return list_cell(lay.modules, "modules")
+
+
 def layer_row(inv: Inventory, s: LayerSummary) -> dict:
     lay = s.layer
     row: dict = {}
@@ -36,7 +44,7 @@ def layer_row(inv: Inventory, s: LayerSummary) -> dict:
         for k in ("path", "threads", "status", "samples"):
             row[k] = ""
     row.update(kind="layer", model=inv.model, input_shape="x".join(map(str, lay.input_shape)), count=lay.count,
-               modules=";".join(lay.modules), best_path=s.best_path, best_ms=s.best_ms, margin=s.margin,
+               modules=_modules_cell(lay), best_path=s.best_path, best_ms=s.best_ms, margin=s.margin,
                name=lay.name, desc=lay.desc, dtype=inv.dtype, status="ok" if not lay.error else "skipped",
                error=lay.error, quality="noisy" if s.noisy else "")
     return {k: _cell(v) if not isinstance(v, str) else v for k, v in row.items()}
@@ -45,7 +53,7 @@ def layer_row(inv: Inventory, s: LayerSummary) -> dict:
 def layer_path_row(inv: Inventory, lay: Layer, result, in_sequence: float | None = None) -> dict:
     row = dict(result.row())
     row.update(kind="layer_path", model=inv.model, input_shape="x".join(map(str, lay.input_shape)),
-               count=str(lay.count), modules=";".join(lay.modules), in_sequence_ms=_cell(in_sequence))
+               count=str(lay.count), modules=_modules_cell(lay), in_sequence_ms=_cell(in_sequence))
     if getattr(result, "host", ""):  # measured on a cluster's worker: the CSV's host columns (model --cluster)
         row.update(host=result.host, worker=result.worker)
     return row
@@ -90,11 +98,13 @@ def rows_to_text(rows: list[dict], extra: tuple[str, ...] = ()) -> str:
     import csv
     import io
 
+    from explorer.core.report.csv_cells import fit_row
+
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=model_columns() + tuple(extra), extrasaction="ignore", lineterminator="\n",
                        restval="")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows(fit_row(r) for r in rows)  # no cell a reader refuses (csv_cells)
     return buf.getvalue()
 
 

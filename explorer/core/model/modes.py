@@ -4,6 +4,7 @@ its prediction stands on (the convs in model order, the stubbed remainder, the c
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -79,9 +80,6 @@ def mkldnn_blockers(model) -> list[str]:
     The same holds for every other type it swaps (nn.Linear, nn.BatchNorm2d/3d, nn.PReLU): a subclass with
     child modules (timm's BatchNormAct2d, with 'drop' and 'act') fails inside torch with "tried to replace
     existing module 'drop'", which names neither the module nor its class."""
-    from torch import nn
-
-    swapped = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm2d, nn.BatchNorm3d, nn.PReLU)
     out = []
     for name, m in model.named_modules():
         what = own_forward(m) if name else ""
@@ -91,21 +89,47 @@ def mkldnn_blockers(model) -> list[str]:
                        f"Mkldnn{base} would drop; make it a plain nn.{base} (its padding as an nn.ZeroPad{base[-2:]} "
                        f"before it) for this mode")
             continue
-        kids = [k for k, _ in m.named_children()]
-        base = next((b for b in swapped if isinstance(m, b)), None)
-        if name and kids and base is not None:
-            mk = {nn.BatchNorm2d: "MkldnnBatchNorm", nn.BatchNorm3d: "MkldnnBatchNorm",
-                  nn.PReLU: "MkldnnPrelu"}.get(base, f"Mkldnn{base.__name__}")  # torch.utils.mkldnn's names
-            out.append(f"{name} ({type(m).__name__}) is an nn.{base.__name__} subclass with child module"
-                       f"{'s' if len(kids) > 1 else ''} {', '.join(repr(k) for k in kids)}, which to_mkldnn "
-                       f"replaces by its {mk} ScriptModule, one that cannot hold them; for this mode make it a plain "
-                       f"nn.{base.__name__} with those modules after it as modules of their own, or use "
-                       f"channels_last")
+        held = _children_blocker(name or "the model itself", m)  # the root too: to_mkldnn swaps it alike
+        if held:
+            out.append(held)
     return out
 
 
-def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
-    """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs."""
+def _mkldnn_swapped(m):
+    """The torch type to_mkldnn swaps `m` for a ScriptModule of its own as (m's class or a base), or None."""
+    from torch import nn
+
+    swapped = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm2d, nn.BatchNorm3d, nn.PReLU)
+    return next((b for b in swapped if isinstance(m, b)), None)
+
+
+def _children_blocker(name: str, m) -> str:
+    """A swapped-type subclass with child modules (timm's BatchNormAct2d), in one sentence; "" for others."""
+    from torch import nn
+
+    kids = [k for k, _ in m.named_children()]
+    base = _mkldnn_swapped(m)
+    if not kids or base is None:
+        return ""
+    mk = {nn.BatchNorm2d: "MkldnnBatchNorm", nn.BatchNorm3d: "MkldnnBatchNorm",
+          nn.PReLU: "MkldnnPrelu"}.get(base, f"Mkldnn{base.__name__}")  # torch.utils.mkldnn's names
+    return (f"{name} ({type(m).__name__}) is an nn.{base.__name__} subclass with child module"
+            f"{'s' if len(kids) > 1 else ''} {', '.join(repr(k) for k in kids)}, which to_mkldnn "
+            f"replaces by its {mk} ScriptModule, one that cannot hold them; for this mode make it a plain "
+            f"nn.{base.__name__} with those modules after it as modules of their own, or use "
+            f"channels_last")
+
+
+def mkldnn_source(model, f32_model):
+    """The model torch.utils.mkldnn.to_mkldnn(..., dtype) must get: the f32 one. Its bf16/f16 converters
+    round the weights themselves and keep BatchNorm's statistics and the biases in f32, as oneDNN needs; a
+    model already cast to bf16 hands them bf16 ones (timm resnet50d's output was all NaN that way)."""
+    return f32_model if f32_model is not None else model
+
+
+def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> PreparedMode:
+    """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs;
+    `f32_model` the model before its cast to a bf16/f16 plan's dtype (to_mkldnn converts from it)."""
     import torch
     import torch.utils.mkldnn  # noqa: F401
 
@@ -140,14 +164,15 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
         if blockers:
             more = f" (and {len(blockers) - 1} more such modules)" if len(blockers) > 1 else ""
             raise NotImplementedError(f"to_mkldnn: {blockers[0]}{more}")
-        m = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
+        src = mkldnn_source(model, f32_model)
+        m = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
         xm = inp.map(lambda t: t.to_mkldnn())
         with torch.no_grad():
             ym = xm.call(m)
         outs = [t for t in flat_tensors(ym) if t.layout == torch._mkldnn]
 
         def rem():
-            m2 = torch.utils.mkldnn.to_mkldnn(copy_model(model), dt)
+            m2 = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
             n = stub_convs(m2, lambda: xm.call(m2))
             return (lambda: xm.call(m2)) if n else None
 
@@ -184,7 +209,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None) -> PreparedMode:
                 return pm.graph_parts.remainder
             except Exception as e:  # noqa: BLE001
                 pm.graph_cut_error = f"{type(e).__name__}: {one_line(e)}"
-            folded = fold_bn(model)
+            folded = fold_bn(mkldnn_source(model, f32_model))
             if folded is None:
                 return None
             m2 = torch.utils.mkldnn.to_mkldnn(folded, dt)
@@ -249,19 +274,17 @@ def timed(fn: Callable[[], object], budget_ms: float, cancel, min_samples: int =
 
 
 def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, inv=None,
-             seq_tensors: dict | None = None, ref_f32=None) -> ModeResult | None:
+             seq_tensors: dict | None = None, ref_f32=None, f32_net=None) -> ModeResult | None:
     """One mode measured (and predicted). `ref_f32`: the f32 model's output, for the error of a bf16 mode or
-    of every mode of a bf16 plan."""
+    of every mode of a bf16 plan; `f32_net`: the f32 model a bf16/f16 plan's `net` was cast from."""
     import numpy as np
     import torch
-
-    from explorer.core.paths.base import is_unsupported
 
     res = ModeResult(mode)
     try:
         with torch.no_grad():
             dims = {len(site.input_shape) - 2 for site in inv.sites} if inv is not None else None
-            prep = prepare_mode(mode, net, x, dtype, dims)
+            prep = prepare_mode(mode, net, x, dtype, dims, f32_net)
             out = prep.fn()
         res.max_abs_err, res.rel_err = compare_outputs(out, ref)
         bf16 = dtype == "bf16" or mode in BF16_MODES
@@ -316,16 +339,49 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             if conv_q == "noisy" and res.remainder_ms is not None:
                 res.remainder_quality = "noisy"
     except Exception as exc:  # noqa: BLE001 - a mode the model cannot run is that mode's row
-        res.status = "unsupported" if is_unsupported(exc) else "error"
-        res.error = explain_failure(mode, net, as_input(x), dtype, exc)
+        res.status = failure_status(exc)
+        res.error = explain_failure(mode, net, as_input(x), dtype, exc, f32_net)
     return res
+
+
+# One status word per kind of mode failure (main chose by the message's wording, so an op refusing MKLDNN
+# tensors was `unsupported` for a slice and `error` for cat, pad or interpolate).
+_OWN_CODE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # explorer/
+# what a bug in Python code raises; torch's C++ refusals reach the calling line as RuntimeError or
+# NotImplementedError, so those are a refusal even when that line is the tool's
+_CRASH_TYPES = (AttributeError, NameError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError,
+                AssertionError, UnboundLocalError, RecursionError)
+
+
+_BUILT_IN_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo.py")  # a model's code, not the tool's
+
+
+def raised_in_tool(exc: BaseException) -> bool:
+    """The innermost frame of the exception's traceback is in the explorer package (its built-in models aside)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = os.path.abspath(frames[-1].filename) if frames else ""
+    return where.startswith(_OWN_CODE) and where != _BUILT_IN_MODELS
+
+
+def failure_status(exc: BaseException) -> str:
+    """`unsupported`: torch's converter, tracer, compiler or an op refused the model, or the model's own code
+    failed run the mode's way (the mode cannot take it), or the tool refused on torch's behalf
+    (NotImplementedError, PathUnsupported); `error`: a Python crash (_CRASH_TYPES) in the tool's own code."""
+    from explorer.core.paths.base import is_unsupported
+
+    if is_unsupported(exc):
+        return "unsupported"
+    return "error" if raised_in_tool(exc) and isinstance(exc, _CRASH_TYPES) else "unsupported"
 
 
 MKLDNN_CONVERTS = "nn.Conv1d/2d/3d, nn.Linear, nn.BatchNorm2d/3d and nn.PReLU"
 
 
 def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
-    """to_mkldnn(model) raised while converting: the first module whose own conversion fails, and why it could."""
+    """to_mkldnn(model) raised while converting: the first module whose own conversion fails (path and class),
+    and what is true about it. to_mkldnn has no way to skip a module, so the hint never says to leave one out."""
     import copy
 
     import torch
@@ -334,24 +390,30 @@ def _conversion_failure(net, dtype: str, exc: BaseException, msg: str) -> str:
     from explorer.core.model.modern.bf16 import onednn_isa
     from explorer.core.paths.base import TORCH_DTYPES
 
-    where = ""
+    where, held = "", ""
     for name, m in net.named_modules():
-        if name and not list(m.children()):
-            try:
-                torch.utils.mkldnn.to_mkldnn(copy.deepcopy(m), TORCH_DTYPES[dtype])
-            except Exception:  # noqa: BLE001 - this one is it
-                where = f" (converting {name}, {type(m).__name__})"
-                break
+        # a leaf, or a type to_mkldnn swaps (its children re-attached to the swap: where timm's norm+act fails)
+        if list(m.children()) and _mkldnn_swapped(m) is None:
+            continue
+        try:
+            torch.utils.mkldnn.to_mkldnn(copy.deepcopy(m), TORCH_DTYPES[dtype])
+        except Exception:  # noqa: BLE001 - this one is it
+            label = name or "the model itself"
+            where, held = f" (converting {label}, {type(m).__name__})", _children_blocker(label, m)
+            break
     if dtype == "bf16" and "bf16" in msg:
         # torch's bf16 weight reorder refuses CPUs without AVX-512 BW/VL/DQ or AVX-NE-CONVERT (an AVX2-only CPU)
         hint = (f"; this CPU cannot hold MKLDNN bf16 weights (oneDNN runs {onednn_isa() or 'an unknown ISA'}): run "
                 "the bf16 plan on a CPU with AVX-512 or AVX-NE-CONVERT, or this mode with --dtype f32")
+    elif held:
+        hint = f"; {held}"
     else:
-        hint = "; torch.utils.mkldnn.to_mkldnn could not convert that module: leave it out of the conversion"
+        hint = (f"; torch.utils.mkldnn.to_mkldnn converts every {MKLDNN_CONVERTS} in the model and cannot skip "
+                "one: make that module one it converts, or use channels_last or jit_mkldnn")
     return f"{type(exc).__name__}{where}: {msg}{hint}"
 
 
-def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException) -> str:
+def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseException, f32_net=None) -> str:
     """A mode that cannot run, in one line: the error, the op and the module (path and class) it happened
     in, and the one thing a user could change."""
     import re
@@ -373,9 +435,9 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
             import torch.utils.mkldnn
 
             try:
-                mm = torch.utils.mkldnn.to_mkldnn(copy_model(net), TORCH_DTYPES[dtype])
+                mm = torch.utils.mkldnn.to_mkldnn(copy_model(mkldnn_source(net, f32_net)), TORCH_DTYPES[dtype])
             except Exception:  # noqa: BLE001 - the conversion itself failed, before any forward
-                return _conversion_failure(net, dtype, exc, msg)
+                return _conversion_failure(mkldnn_source(net, f32_net), dtype, exc, msg)
             where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
             if where and " in " not in where:  # outside every submodule: in the model's own forward
                 where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"

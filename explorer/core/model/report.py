@@ -123,6 +123,7 @@ class ModeResult:
     predicted_speedup: float | None = None  # nchw predicted / this predicted
     convs_faster: int | None = None  # convs (counted) whose path beats dense
     convs_total: int | None = None
+    convs_not_compared: str = ""  # the inventory's convs with no per-layer row, by kind ("1 ConvTranspose1d")
     slower_layers: list = field(default_factory=list)  # names of layers slower than dense on this path
     uncertain: bool = False  # a figure behind the speedup or the prediction is noisy
     uncertain_reason: str = ""
@@ -247,8 +248,10 @@ def mode_line(r: ModeResult) -> str:
     # in the same words as the measured figure: "1.23x slower (predicted 0.79x)" read as two verdicts
     pred = f" (predicted {speed_words(r.predicted_speedup)})" if r.predicted_speedup else " (no prediction)"
     line = f"{label}: {t}{how} end to end{pred}"
-    if r.convs_total:
+    if r.convs_total and r.convs_faster is not None:  # None: its convs run the dense path (no comparison)
         line += f"; {r.convs_faster} of {r.convs_total} convs faster"
+        if r.convs_not_compared:  # so the count adds up to the inventory's
+            line += f" (the {r.convs_not_compared} not timed per layer)"
         if r.slower_layers:
             names = ", ".join(r.slower_layers[:2]) + (f" and {len(r.slower_layers) - 2} more" if len(r.slower_layers) > 2 else "")
             line += f", {names} slower" if len(r.slower_layers) <= 2 else f", slower: {names}"

@@ -22,6 +22,7 @@ from explorer.core.errors import InputError
 from explorer.core.files import RowsFile, atomic_write_text, check_writable, read_text  # noqa: F401 - re-exported
 from explorer.core.output_lock import lock_output
 from explorer.core.problem.spec import ConvSpec
+from explorer.core.report.csv_cells import fit_row
 from explorer.core.trace.aten import csv_chain
 
 STATUSES = ("ok", "unsupported", "error", "skipped")
@@ -222,7 +223,7 @@ def rows_to_csv_text(rows: list[dict], columns: tuple[str, ...] | list[str] = CS
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows(fit_row(r) for r in rows)  # no cell a reader refuses (csv_cells)
     return buf.getvalue()
 
 

@@ -234,7 +234,7 @@ def test_a_model_of_conv_subclasses_is_predicted_and_to_mkldnn_names_the_module_
         r = rep.mode(mode)
         assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note, r.error)
         assert "SamePadConv modules" in r.predict_note and "padding child modules still run" in r.predict_note
-        assert "F.conv2d calls inside another module's forward (first: fn in a FnConv)" in r.predict_note
+        assert "1 F.conv2d call inside another module's forward (first: fn in a FnConv)" in r.predict_note
     m = rep.mode("to_mkldnn")
     assert m.status == "unsupported" and "\n" not in m.error
     assert m.error.startswith("to_mkldnn: stem (SamePadConv) is an nn.Conv2d subclass with its own forward with "
@@ -331,7 +331,7 @@ def test_a_transposed_conv_runs_inside_the_remainder_and_the_model_is_still_pred
     for mode in ("nchw", "channels_last"):
         r = rep.mode(mode)
         assert r.status == "ok" and r.predicted_ms is not None, (mode, r.predict_note)
-        assert "1 convs are transposed (ConvTranspose3d, first: up)" in r.predict_note
+        assert "1 ConvTranspose3d (transposed; first: up)" in r.predict_note
         down = next(s for s in rep.layers if s.layer.name == "down").results[model_report.mode_path(r)]
         assert r.conv_alone_ms == pytest.approx(down.median_ms)  # the transposed one is in the remainder only
     assert [s.module for s in rep.inventory.transposed_sites()] == ["up"]
