@@ -223,6 +223,7 @@ class SweepPoint:
     text: str = ""  # batch files: the problem as written
     allocator: str | None = None  # None: the run options' allocator
     isa: str | None = None  # None: the run options' ISA cap
+    refused: bool = False  # batch files: its options are not honoured (a `refused` row, never timed)
 
     @property
     def skipped(self) -> bool:
