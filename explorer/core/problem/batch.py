@@ -16,6 +16,7 @@ Shipped batches live in explorer.resources/batches/*.txt and can be named bare (
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -169,10 +170,7 @@ def _parse_into(r: _Reader, text: str, source: str, base_dir: Path | None, chain
     def skip(lineno: int, text: str, reason: str, fld: str | None = None) -> None:
         r.add(source, SweepPoint(0, {}, None, None, f"line {lineno}: {reason}", fld, lineno, text), is_bad=True)
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = _NAME_AFTER_SPACE.sub(r"\1", strip_comment(raw).strip())  # `... n"x"` names the problem before it
-        if not body:
-            continue
+    for lineno, body in logical_lines(text):
         for word in _WORD.findall(body):
             if not word.startswith("--"):
                 _problems(r, word, source, lineno)
@@ -204,6 +202,22 @@ def _parse_into(r: _Reader, text: str, source: str, base_dir: Path | None, chain
                 r.state[key] = (split_values(word), source, lineno)
 
 
+def logical_lines(text: str):
+    """(first line number, text) of each non-empty line, comments dropped and benchdnn's shell-style line
+    breaks joined: a word ending in `\\` continues with the next word, with no space (common.cpp `batch`)."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start, body = i + 1, strip_comment(lines[i]).strip()
+        while body.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            body = body[:-1].rstrip() + strip_comment(lines[i]).strip()
+        i += 1
+        body = _NAME_AFTER_SPACE.sub(r"\1", body.removesuffix("\\"))  # `... n"x"` names the problem before it
+        if body:
+            yield start, body
+
+
 def _where(source: str, line: int, here: tuple) -> str:
     """` (set on line 8)` when an option came from another line than the problem's ('' on the same line)."""
     if (source, line) == here:
@@ -217,20 +231,32 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         return SweepPoint(0, {}, spec, None, f"line {lineno}: {error}" if error else "", fld, lineno, word,
                           refused=refused)
 
-    try:
-        base = parse_descriptor(word, dtype="f32", bias=True, sizes=r.sizes)
-    except SpecError as e:
-        r.add(source, point(str(e), e.field), is_bad=True)
+    base, err = _shape(word, r.sizes)
+    if err is not None:
+        r.add(source, point(str(err), err.field), is_bad=True)
         return
     bad_count = layer_count_error(base.name)
     if bad_count:
         r.add(source, point(bad_count, "name"), is_bad=True)
         return
-    settings = list(r.state.items())
+    here = (source, lineno)
     overridden = ({"dt"} if r.dtype else set()) | ({"mb"} if r.mb else set())  # the CLI's word replaces the file's
-    for combo in itertools.product(*[[(w, src, ln) for w in words] for _, (words, src, ln) in settings]):
-        chosen = {key: w for (key, _), (w, _, _) in zip(settings, combo)}
-        value = {key: w.partition("=")[2] for key, w in chosen.items()}
+    choices = []  # per setting: (key, word, refusal sentence or '') for each of its values
+    for key, (words, src, ln) in r.state.items():
+        opts = []
+        for w in words:
+            why = "" if key in overridden else _refusal(w)
+            if why:
+                shown, _, rest = why.partition(": ")
+                why = f"line {lineno}: {shown}{_where(src, ln, here)}: {rest}"
+            opts.append((key, w, why))
+        choices.append(opts)
+    for combo in itertools.product(*choices):
+        why = next((c[2] for c in combo if c[2]), "")
+        if why and r.match is None:  # refused: no spec is built, nothing of it is timed
+            r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
+            continue
+        value = {key: w.partition("=")[2] for key, w, _ in combo}
         dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
@@ -239,22 +265,33 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)
             continue
-        if r.match is not None and not r.match[0].search(_benchdnn_line(chosen, spec)):
+        if r.match is not None and not r.match[0].search(_benchdnn_line(combo, spec)):
             r.filtered += 1  # not asked for: benchdnn leaves it out too
             continue
-        why = ""
-        for (key, _), (w, src, ln) in zip(settings, combo):
-            why = "" if key in overridden else option_refusal(w, in_batch=True)
-            if why:
-                shown, _, rest = why.partition(": ")
-                why = f"{shown}{_where(src, ln, (source, lineno))}: {rest}"
-                break
-        r.add(source, point(why, "option", refused=True) if why else point(spec=spec))
+        if why:
+            r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
+        else:
+            r.add(source, point(spec=spec))
 
 
-def _benchdnn_line(chosen: dict, spec: ConvSpec) -> str:
+@functools.lru_cache(maxsize=65536)
+def _shape(word: str, sizes: bool) -> tuple[ConvSpec | None, SpecError | None]:
+    """The descriptor's problem (f32, bias on) or its error: oneDNN's harness files include one shape file
+    under many settings, so each descriptor is read once."""
+    try:
+        return parse_descriptor(word, dtype="f32", bias=True, sizes=sizes), None
+    except SpecError as e:
+        return None, e
+
+
+@functools.lru_cache(maxsize=4096)
+def _refusal(word: str) -> str:
+    return option_refusal(word, in_batch=True)  # a corpus repeats its words a million times
+
+
+def _benchdnn_line(combo: tuple, spec: ConvSpec) -> str:
     """The problem as benchdnn's --match sees it (prb_t::str): the options, then the descriptor as it prints it."""
-    words = [w for key, w in chosen.items() if key != "mb"]
+    words = [w for key, w, _ in combo if key != "mb"]
     return " ".join(words + [spec.benchdnn_descriptor()])
 
 
@@ -282,6 +319,8 @@ def layer_count_error(name: str | None) -> str:
         return ""
     n = m.group(1)
     if n.isdigit() and 1 <= int(n) <= MAX_LAYER_COUNT:
+        return ""
+    if not re.fullmatch(r"[-+\d.eE]*", n):  # `*5&a1b2` in oneDNN's framework names is text, not a count
         return ""
     shown = n if len(n) <= 20 else n[:17] + "..."
     return (f"the layer count *{shown} at the end of the name is not a whole number from 1 to "

@@ -35,7 +35,7 @@ MAX_FIELD_VALUE = 1 << 24
 MAX_TENSOR_ELEMENTS = 1 << 36
 
 _TOKEN = re.compile(r'_*(?:(n)"([^"]*)"|([a-z]+)(-?\d+))_*')
-_BARE_NAME = re.compile(r'_*n([^"\d][^"]*)$')  # benchdnn: `n` starts the name, the rest of the text
+_BARE_NAME = re.compile(r'_*n([^"\d][^"]*|)$')  # benchdnn: `n` starts the name, the rest of the text (maybe none)
 
 FIELD_HELP = {
     "mb": "minibatch size (images per call)",
@@ -377,6 +377,10 @@ def _parse_int(key: str, raw: str) -> int:
 
 def strip_comment(text: str) -> str:
     """Drop a trailing `# comment`, but not a `#` inside a quoted n"name"."""
+    if "#" not in text:
+        return text
+    if '"' not in text:
+        return text.split("#", 1)[0]
     quoted = False
     for i, ch in enumerate(text):
         if ch == '"':

@@ -233,3 +233,12 @@ def test_network_total_never_counts_a_ratio_on_a_noisy_row():
     # CSV rows (text cells, with the quality column) give the same rule
     s2 = batch_summary([{k: str(v) for k, v in r.items()} for r in rows], "dense")
     assert s2.totals["mkldnn"].uncertain == 1 and s2.totals["mkldnn"].speedup == pytest.approx(2.0)
+
+
+def test_onednn_file_syntax_line_breaks_empty_names_and_framework_names():
+    """oneDNN's harness files: a word ending in a backslash continues on the next line (common.cpp `batch`),
+    a bare trailing `n` is an empty name, and `*5&a1b2` inside a framework's hashed name is text, not a count."""
+    b = parse_batch("--mb=1, \\\n      4\nic8ih8oc8kh1n\nic8ih8oc8kh1n\"ab*5&c1d2*3&e5f6\"\n")
+    assert [(p.line, p.spec.mb, p.spec.name) for p in b.points] == [(3, 1, ""), (3, 4, ""), (4, 1, "ab*5&c1d2*3&e5f6"),
+                                                                    (4, 4, "ab*5&c1d2*3&e5f6")]
+    assert not b.bad
