@@ -79,7 +79,8 @@ def benchdnn_table() -> list[str]:
             "What `run`, `sweep`, `batch`, `--list`, the window's field and a pasted line do with each option of "
             "benchdnn's conv driver (oneDNN's doc/driver_conv.md, knobs_attr.md, knobs_common.md). *honoured*: "
             "applied to what is timed; *default only*: the word restates benchdnn's default and changes nothing, "
-            "any other value is refused; *some values*: the listed ones are honoured, the rest refused; *refused*: "
+            "any other value is refused; *some values*: the listed ones are honoured, the rest refused; *batch only*: "
+            "honoured in a batch file, refused on a single line; *refused*: "
             "every value is refused. A refusal is one sentence naming the word (a batch: its line too) and what is "
             "timed without it; an unknown option is refused the same way. In a batch file a comma list makes one "
             "problem per value, each judged on its own.", "",

@@ -47,9 +47,11 @@ class Option:
 
     @property
     def status(self) -> str:
-        """`honoured` (every value), `some values`, `default only` (the word restates the default) or `refused`."""
+        """`honoured` (every value), `batch only`, `some values`, `default only` (restates the default) or `refused`."""
         if not self.honoured_example:
             return "refused"
+        if self.batch_only:
+            return "batch only"
         if not self.refused_example:
             return "honoured"
         return "default only" if self.honoured.startswith("default only") else "some values"
