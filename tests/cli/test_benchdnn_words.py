@@ -24,7 +24,6 @@ DESC = "mb1ic8ih8oc8oh8kh3ph1"
     (["run", "--dt=bf16", DESC], "--dt=bf16"),  # not an abbreviation of --dtype any more
     (["run", f"--dt=f32:bf16:bf16 {DESC}"], "--dt=f32:bf16:bf16"),  # mixed: not timed as its first type
     (["run", f"--dt=f32,bf16 {DESC}"], "--dt=f32,bf16"),  # a list is several problems
-    (["run", f"--match=.*kh3.* {DESC}"], "--match=.*kh3.*"),  # only a batch has problems to filter
 ])
 def test_a_word_not_honoured_exits_2_naming_it(argv, word, capsys):
     assert main(argv) == 2
