@@ -494,7 +494,7 @@ class SweepView(QWidget):
         parts.append(f"{len(paths)} path{'s' if len(paths) != 1 else ''} → {runs} runs, {_eta(secs) or 'about 0 s'}"
                      .replace(" left", ""))
         if self.mode == "batch" and self.batch is not None and not_honoured:
-            parts.append(f"{not_honoured} refused, each a `refused` row: {self.batch.refused_sentence()}")
+            parts.append(f"{not_honoured} refused, not timed: {self.batch.refused_sentence()}")
         self.message.setText(" · ".join(parts))
         self.message.setStyleSheet(f"color: {t['muted']};")
 
