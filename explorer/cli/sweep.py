@@ -103,7 +103,8 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
             elif isinstance(ev, PointSkipped):
                 brief.append({k: ev.row.get(k) for k in ("name", "desc", "dtype", "threads", "path", "status")})
                 st = "refused" if ev.point.refused else "skipped"
-                note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  {st}: {ev.point.error}")
+                if not ev.point.refused:  # refusals are listed, grouped, before the first run and at the end
+                    note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  {st}: {ev.point.error}")
                 table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
