@@ -68,6 +68,31 @@ def _table(parser: argparse.ArgumentParser) -> list[str]:
     return rows
 
 
+BENCHDNN_HEADING = "## benchdnn conv options on a line or in a batch"
+
+
+def benchdnn_table() -> list[str]:
+    """Every benchdnn conv option (explorer.core.problem.benchdnn_options.OPTIONS) and what the tool does with it."""
+    from explorer.core.problem.benchdnn_options import OPTIONS
+
+    rows = [BENCHDNN_HEADING, "",
+            "What `run`, `sweep`, `batch`, `--list`, the window's field and a pasted line do with each option of "
+            "benchdnn's conv driver (oneDNN's doc/driver_conv.md, knobs_attr.md, knobs_common.md). *honoured*: "
+            "applied to what is timed; *default only*: the word restates benchdnn's default and changes nothing, "
+            "any other value is refused; *some values*: the listed ones are honoured, the rest refused; *batch only*: "
+            "honoured in a batch file, refused on a single line; *refused*: "
+            "every value is refused. A refusal is one sentence naming the word (a batch: its line too) and what is "
+            "timed without it; an unknown option is refused the same way. In a batch file a comma list makes one "
+            "problem per value, each judged on its own.", "",
+            "| option | status | honoured | otherwise, why | honoured example | refused example |",
+            "|---|---|---|---|---|---|"]
+    for o in OPTIONS:
+        names = ", ".join(f"`--{n}`" for n in o.names)
+        ex = [f"`{w}`" if w else "" for w in (o.honoured_example, o.refused_example)]
+        rows.append(f"| {names} | {o.status} | {_cell(o.honoured)} | {_cell(o.why)} | {ex[0]} | {ex[1]} |")
+    return rows
+
+
 def generate(parser: argparse.ArgumentParser | None = None) -> str:
     """The whole reference as markdown: the top-level options, then one section per subcommand."""
     parser = parser or build_parser()
@@ -85,6 +110,7 @@ def generate(parser: argparse.ArgumentParser | None = None) -> str:
         texts = [summary] + [t for t in (p.description, p.epilog) if t and t != summary]
         out += [x for t in texts if t for x in (_cell(t), "")]
         out += _table(p) + [""]
+    out += benchdnn_table()
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -106,8 +106,10 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 note(f"[{p.done + 1}/{p.total}] {label_of(ev.point)}  ({_eta(p.eta_s)} left)")
             elif isinstance(ev, PointSkipped):
                 brief.append({k: ev.row.get(k) for k in _BRIEF})
-                note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  skipped: {ev.point.error}")
-                table.append((label_of(ev.point, cols=True), "-", "skipped", ev.point.error, None, None, None))
+                st = "refused" if ev.point.refused else "skipped"
+                if not ev.point.refused:  # refusals are listed, grouped, before the first run and at the end
+                    note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  {st}: {ev.point.error}")
+                table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
                 sink.add(ev.row)
@@ -258,11 +260,9 @@ def cmd_batch(args) -> int:
     batch = load_batch(args.file, mb=args.mb, dtype=dtype, bias=False if args.no_bias else None)
     plan = fleet_plan(batch.points, args, source=f"batch {batch.source!r}")
     if not args.json:
-        n_skip = len(batch.skipped)
-        print(f"batch {batch.source}: {len(batch.points)} problems"
-              + (f" ({n_skip} skipped: they did not parse or cannot run)" if n_skip else ""), file=sys.stderr)
-        if batch.ignored:
-            print(batch.ignored_summary(), file=sys.stderr)
+        print(_batch_head(batch), file=sys.stderr)
+        for line in batch.refused_lines():  # every refusal before any work, and again at the end
+            print(clip_long(line), file=sys.stderr)
 
     def label_of(point, cols=False):
         name = point.spec.name if point.spec is not None else ""
@@ -277,10 +277,29 @@ def cmd_batch(args) -> int:
     else:
         rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
                          resumed=plan.rows)
-    if batch.bad:  # every good line ran and its rows are kept; the bad ones are bad input
+    return _batch_end(batch, rc)
+
+
+def _batch_head(batch) -> str:
+    n_skip = len(batch.skipped) - len(batch.refused)
+    parts = [f"{n_skip} skipped: they did not parse or cannot run"] if n_skip else []
+    if batch.refused:
+        parts.append(f"{len(batch.refused)} refused: their options are not honoured, see below")
+    if batch.filtered:
+        parts.append(f"{batch.filtered} left out by --match")
+    return f"batch {batch.source}: {len(batch.points)} problems" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _batch_end(batch, rc: int, groups: bool = True) -> int:
+    """Every honoured line ran and its rows are kept; refused and bad lines are bad input: exit 2, named."""
+    if batch.refused and groups:
+        for line in batch.refused_lines():
+            print(clip_long(line), file=sys.stderr)
+    if batch.refused:
+        print(clip_long(f"mkldnn-explorer batch: {batch.refused_sentence()}"), file=sys.stderr)
+    if batch.bad:
         print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    return rc
+    return EXIT_BAD_INPUT if (batch.bad or batch.refused) else rc
 
 
 def _list_batch(batch, as_json: bool) -> int:
@@ -289,7 +308,7 @@ def _list_batch(batch, as_json: bool) -> int:
     entries = list_batch(batch)
     info = summary(entries)
     if as_json:
-        print(json.dumps({"source": batch.source, "summary": info, "ignored": batch.ignored,
+        print(json.dumps({"source": batch.source, "summary": info, "filtered": batch.filtered,
                           "problems": [e.as_dict() for e in entries]}, indent=1))
     else:
         src = None
@@ -298,14 +317,10 @@ def _list_batch(batch, as_json: bool) -> int:
                 print(f"# {e.source}")
             src = e.source
             print(format_entry(e))
-        print(f"{batch.source}: {info['problems']} problems, {info['accepted']} accepted, {info['refused']} refused; "
-              f"benchdnn's op count differs from the exact one for {info['ops_differ']}.", file=sys.stderr)
-        if batch.ignored:
-            print(batch.ignored_summary(), file=sys.stderr)
-    if batch.bad:
-        print(clip_long(f"mkldnn-explorer batch: {batch.bad_lines_sentence()}"), file=sys.stderr)
-        return EXIT_BAD_INPUT
-    return 0
+        print(f"{batch.source}: {info['problems']} problems, {info['accepted']} accepted, {info['refused']} refused"
+              + (f", {batch.filtered} left out by --match" if batch.filtered else "")
+              + f"; benchdnn's op count differs from the exact one for {info['ops_differ']}.", file=sys.stderr)
+    return _batch_end(batch, 0, groups=False)  # each refused problem is listed above
 
 
 COMMANDS.update({"sweep": cmd_sweep, "batch": cmd_batch})

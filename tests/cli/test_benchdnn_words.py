@@ -22,6 +22,8 @@ DESC = "mb1ic8ih8oc8oh8kh3ph1"
     (["run", f"--dir=BWD_D {DESC}", "--list"], "--dir=BWD_D"),
     (["sweep", f"--alg=wino {DESC}", "--vary", "mb=1,2"], "--alg=wino"),
     (["run", "--dt=bf16", DESC], "--dt=bf16"),  # not an abbreviation of --dtype any more
+    (["run", f"--dt=f32:bf16:bf16 {DESC}"], "--dt=f32:bf16:bf16"),  # mixed: not timed as its first type
+    (["run", f"--dt=f32,bf16 {DESC}"], "--dt=f32,bf16"),  # a list is several problems
 ])
 def test_a_word_not_honoured_exits_2_naming_it(argv, word, capsys):
     assert main(argv) == 2
@@ -38,7 +40,9 @@ def test_no_parser_takes_abbreviations():
 def test_honoured_words_still_apply():
     s = parse_descriptor(f"--dir=FWD_D --cfg=bf16bf16bf16 --mb=4 {DESC}")
     assert (s.bias, s.dtype, s.mb) == (False, "bf16", 4)
-    assert parse_descriptor(f"--dir=FWD_I --dt=f16 {DESC}").bias
+    # benchdnn's FWD_I has no bias unless --bia-dt gives one (res.hpp: only FWD_B and BWD_WB carry FLAG_BIA)
+    assert not parse_descriptor(f"--dir=FWD_I --dt=f16 {DESC}").bias
+    assert parse_descriptor(f"--dir=FWD_I --bia-dt=f16 --dt=f16 {DESC}").bias
     assert main(["run", f"--dir=FWD_B {DESC}", "--list"]) == 0
 
 

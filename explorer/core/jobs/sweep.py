@@ -42,7 +42,8 @@ def skipped_row(point: SweepPoint, threads: int) -> tuple[dict, Result | None]:
         except (ArithmeticError, ValueError):
             pass
     row = {c: "" for c in CSV_COLUMNS}
-    row.update(desc=point.text or (point.spec.desc if point.spec else ""), status="skipped", error=point.error,
+    status = "refused" if point.refused else "skipped"  # refused: a batch line whose options are not honoured
+    row.update(desc=point.text or (point.spec.desc if point.spec else ""), status=status, error=point.error,
                threads=str(threads), vary=point.label, started_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                problem_index=str(point.index))
     name = re.search(r'n"([^"]*)"', point.text or "")

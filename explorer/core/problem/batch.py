@@ -1,22 +1,23 @@
 """benchdnn-style conv batch files: one descriptor per line, run one after another like a sweep.
 
 Format (as benchdnn's `--batch=` files): `#` starts a comment (whole line or trailing), blank lines are
-skipped, `n"name"` at the end of a descriptor names it (kept in the CSV `name` column). Option lines
-work as in benchdnn, applying to the problems after them until `--reset`:
-    --cfg=... / --dt=...   data type (f32, bf16, f16; others make the following lines skipped rows)
-    --mb=N                 minibatch override (0: the descriptor's own mb)
-    --dir=FWD_B|FWD_I|FWD_D  bias on / on / off (backward directions are not measured: skipped rows)
-    --reset                back to the defaults
-    --batch=FILE           the lines of FILE (relative to this file's folder, or a shipped batch), inline
-Every other option (--stag, --strides, --attr-..., ...) is ignored and reported once. A line that does not
-parse becomes a skipped point carrying its line number and the reason; the other lines still run.
-A CLI --mb, --dtype or --no-bias overrides the file.
+skipped, `n"name"` at the end of a descriptor names it (kept in the CSV `name` column). Option words work
+as in benchdnn: each applies to the problems after it (until the same option is set again or `--reset`),
+a comma list (`--dt=f32,bf16`, `--dir=FWD_B,BWD_D`) makes one problem per value and per descriptor, and
+`--batch=FILE` reads FILE's lines inline (relative to this file's folder, or a shipped batch), sharing the
+settings both ways. Every problem is then judged by the one rule (benchdnn_options.option_refusal): honoured
+(its dtype, direction's bias, mb are what is timed) or a `refused` point naming the word, its line and why;
+`--match=REGEX` leaves out the problems whose benchdnn line does not match, as benchdnn does (counted).
+A line that does not parse is a skipped point carrying its line number and the reason (bad input); the
+other lines still run. A CLI --mb or --dtype replaces the file's; --no-bias turns the bias off.
 
 Shipped batches live in explorer.resources/batches/*.txt and can be named bare (`resnet_50`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import os
 import re
@@ -26,12 +27,12 @@ from pathlib import Path
 
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
-from explorer.core.problem.spec import ConvSpec, parse_descriptor, strip_comment
+from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
+from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
 
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 _NAME_AFTER_SPACE = re.compile(r'(?<=\S)\s+(n"[^"]*")')
-_FWD_BIAS = {"FWD_B": True, "FWD_I": True, "FWD_D": False}
 
 
 @dataclass
@@ -40,9 +41,9 @@ class Batch:
 
     source: str
     points: list[SweepPoint]
-    ignored: dict[str, list[int]] = field(default_factory=dict)  # option -> lines where it was ignored
     sources: list[str] = field(default_factory=list)  # per point: the file it came from (nested --batch=)
     bad: list[int] = field(default_factory=list)  # indexes of points whose line does not parse (bad input)
+    filtered: int = 0  # problems left out by --match (not asked for, as in benchdnn)
 
     def source_of(self, point) -> str:
         return self.sources[point.index] if point.index < len(self.sources) else self.source
@@ -59,16 +60,30 @@ class Batch:
     def skipped(self) -> list[SweepPoint]:
         return [p for p in self.points if p.skipped]
 
-    def ignored_summary(self) -> str:
-        """One sentence naming each ignored option once, with its lines ('' when none)."""
-        if not self.ignored:
+    @property
+    def refused(self) -> list[SweepPoint]:
+        return [p for p in self.points if p.refused]
+
+    def refused_lines(self, most: int = 5) -> list[str]:
+        """One line per refusal reason: how many problems, the first lines (file:line) and the sentence."""
+        groups: dict[str, list[str]] = {}
+        for p in self.refused:
+            reason = p.error.split(": ", 1)[1] if p.error.startswith("line ") else p.error
+            groups.setdefault(reason, []).append(f"{self.source_of(p)}:{p.line}")
+        out = []
+        for reason, where in groups.items():
+            firsts = list(dict.fromkeys(where))
+            shown = ", ".join(firsts[:most]) + (", ..." if len(firsts) > most else "")
+            out.append(f"  refused {len(where)} problem{'s' if len(where) != 1 else ''} ({shown}): {reason}")
+        return out
+
+    def refused_sentence(self) -> str:
+        """One sentence saying how many problems were refused, naming the first ('' when none)."""
+        ref = self.refused
+        if not ref:
             return ""
-        parts = []
-        for opt, lines in self.ignored.items():
-            where = f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:5]))}" + (
-                ", ..." if len(lines) > 5 else "")
-            parts.append(f"{opt} ({where})")
-        return f"ignored benchdnn options that do not apply here: {'; '.join(parts)}."
+        more = f" ({len(ref)} refused problems in all, each a `refused` row)" if len(ref) > 1 else " (a `refused` row)"
+        return f"{self.source_of(ref[0])} {ref[0].error.rstrip('.')}{more}."
 
 
 def shipped_dir():
@@ -97,14 +112,6 @@ def read_batch_text(name_or_path: str) -> tuple[str, str]:
     return str(p), read_text(p, "batch")
 
 
-def _dtype_of(raw: str) -> str | None:
-    """f32/bf16/f16 from a --cfg/--dt value (bf16bf16f32, f32:f32:f32, ...); None if not one of those."""
-    for dt in ("bf16", "f16", "f32"):
-        if raw.lower().startswith(dt):
-            return dt
-    return None
-
-
 MAX_NESTING = 8
 
 
@@ -120,6 +127,30 @@ def _nested_text(name: str, base_dir: Path | None) -> tuple[str, str, Path | Non
     return source, text, None
 
 
+@dataclass
+class _Reader:
+    """What the lines of a batch (and the files it includes) add to: the points and the settings so far."""
+
+    mb: int | None
+    dtype: str | None
+    bias: bool | None
+    sizes: bool
+    points: list = field(default_factory=list)
+    sources: list = field(default_factory=list)
+    bad: list = field(default_factory=list)
+    filtered: int = 0
+    # option -> (its words, one per value; source; line): benchdnn's settings, shared with included files
+    state: dict = field(default_factory=dict)
+    match: tuple | None = None  # (compiled REGEX, word, source, line)
+
+    def add(self, source: str, point: SweepPoint, is_bad: bool = False) -> None:
+        point.index = len(self.points)
+        if is_bad:
+            self.bad.append(point.index)
+        self.sources.append(source)
+        self.points.append(point)
+
+
 def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: str | None = None,
                 bias: bool | None = None, base_dir: Path | None = None, sizes: bool = True) -> Batch:
     """Parse batch text into points. mb/dtype/bias (from the CLI) override the file's options.
@@ -127,91 +158,141 @@ def parse_batch(text: str, source: str = "", *, mb: int | None = None, dtype: st
     sizes=False: no allocation limits (listing mode)."""
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
-    points: list[SweepPoint] = []
-    sources: list[str] = []
-    bad: list[int] = []
-    ignored: dict[str, list[int]] = {}
-    state: dict = {}
+    r = _Reader(mb, dtype, bias, sizes)
     top = os.path.realpath(source) if source and Path(source).is_file() else source
-    _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, (top,), sizes)
-    if not any(p.spec is not None or p.text for p in points):
+    _parse_into(r, text, source, base_dir, (top,))
+    if not r.points and not r.filtered:
         raise InputError(f"batch {source or 'text'!r} has no convolution lines.", "batch")
-    return Batch(source, points, ignored, sources, bad)
+    return Batch(source, r.points, r.sources, r.bad, r.filtered)
 
 
-def _parse_into(text, source, base_dir, state, points, sources, bad, ignored, mb, dtype, bias, chain, sizes) -> None:
-    def skip(lineno: int, text: str, reason: str, fld: str | None = None, is_bad: bool = True) -> None:
-        if is_bad:
-            bad.append(len(points))
-        sources.append(source)
-        points.append(SweepPoint(len(points), {}, None, None, f"line {lineno}: {reason}", fld, lineno, text))
+def _parse_into(r: _Reader, text: str, source: str, base_dir: Path | None, chain: tuple) -> None:
+    def skip(lineno: int, text: str, reason: str, fld: str | None = None) -> None:
+        r.add(source, SweepPoint(0, {}, None, None, f"line {lineno}: {reason}", fld, lineno, text), is_bad=True)
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = _NAME_AFTER_SPACE.sub(r"\1", strip_comment(raw).strip())  # `... n"x"` names the problem before it
-        if not body:
-            continue
+    for lineno, body in logical_lines(text):
         for word in _WORD.findall(body):
-            if word.startswith("--"):
-                key, _, value = word[2:].partition("=")
-                key = key.lower()
-                if key == "reset":
-                    state = {}
-                elif key in ("cfg", "dt"):
-                    dt = _dtype_of(value)
-                    state["dtype"] = dt if dt else f"!{value} (--{key})"
-                elif key == "mb":
-                    if not value.isdigit():
-                        skip(lineno, word, f"--mb={value} is not a whole number", "mb")
-                        continue
-                    state["mb"] = int(value) or None
-                elif key == "dir":
-                    d = value.upper()
-                    state["bias"] = _FWD_BIAS.get(d, f"!{d}")
-                elif key == "batch":
-                    try:
-                        sub_source, sub_text, sub_dir = _nested_text(value, base_dir)
-                    except InputError as e:
-                        skip(lineno, word, str(e).rstrip("."), "batch")
-                        continue
-                    key_of = os.path.realpath(sub_source) if sub_dir is not None else sub_source
-                    if len(chain) > MAX_NESTING or key_of in chain:
-                        skip(lineno, word, f"--batch={value} nests too deep or includes itself", "batch")
-                        continue
-                    _parse_into(sub_text, sub_source, sub_dir, state, points, sources, bad, ignored, mb, dtype,
-                                bias, chain + (key_of,), sizes)
-                else:
-                    ignored.setdefault(f"--{key}", []).append(lineno)
+            if not word.startswith("--"):
+                _problems(r, word, source, lineno)
                 continue
-            point = _problem(word, lineno, state, mb, dtype, bias, sizes)
-            point.index = len(points)
-            if point.spec is None and point.error_field not in ("dtype", "dir"):
-                bad.append(point.index)
-            sources.append(source)
-            points.append(point)
+            key = option_key(word)
+            value = word.partition("=")[2]
+            if key == "reset":
+                r.state.clear()  # in place: an included file's --reset resets the includer too, as in benchdnn
+                r.match = None
+            elif key == "mb" and not all(v.isdigit() for v in value.split(",") if v):
+                skip(lineno, word, f"--mb={value} is not a whole number", "mb")
+            elif key == "match":
+                try:
+                    r.match = (re.compile(value), word, source, lineno) if value else None
+                except re.error as e:
+                    skip(lineno, word, f"{word} is not a regular expression ({e})", "match")
+            elif key == "batch":
+                try:
+                    sub_source, sub_text, sub_dir = _nested_text(value, base_dir)
+                except InputError as e:
+                    skip(lineno, word, str(e).rstrip("."), "batch")
+                    continue
+                key_of = os.path.realpath(sub_source) if sub_dir is not None else sub_source
+                if len(chain) > MAX_NESTING or key_of in chain:
+                    skip(lineno, word, f"--batch={value} nests too deep or includes itself", "batch")
+                    continue
+                _parse_into(r, sub_text, sub_source, sub_dir, chain + (key_of,))
+            else:
+                r.state[key] = (split_values(word), source, lineno)
 
 
-def _problem(word: str, lineno: int, state: dict, mb, dtype, bias, sizes: bool = True) -> SweepPoint:
-    def skipped(reason: str, fld: str | None) -> SweepPoint:
-        return SweepPoint(0, {}, None, None, f"line {lineno}: {reason}", fld, lineno, word)
+def logical_lines(text: str):
+    """(first line number, text) of each non-empty line, comments dropped and benchdnn's shell-style line
+    breaks joined: a word ending in `\\` continues with the next word, with no space (common.cpp `batch`)."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start, body = i + 1, strip_comment(lines[i]).strip()
+        while body.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            body = body[:-1].rstrip() + strip_comment(lines[i]).strip()
+        i += 1
+        body = _NAME_AFTER_SPACE.sub(r"\1", body.removesuffix("\\"))  # `... n"x"` names the problem before it
+        if body:
+            yield start, body
 
-    file_dtype = state.get("dtype")
-    if dtype is None and isinstance(file_dtype, str) and file_dtype.startswith("!"):
-        return skipped(f"data type {file_dtype[1:]} is not supported (only f32, bf16 and f16 are).", "dtype")
-    file_bias = state.get("bias")
-    if bias is None and isinstance(file_bias, str):
-        return skipped(f"direction {file_bias[1:]} is not measured (only forward: FWD_B, FWD_I, FWD_D).", "dir")
-    try:
-        spec: ConvSpec = parse_descriptor(word, dtype=dtype or file_dtype, bias=bias if bias is not None else file_bias,
-                                          sizes=sizes)
-        new_mb = mb or state.get("mb")
-        if new_mb:
-            spec = spec.replace(mb=new_mb).validate(sizes)
-    except SpecError as e:
-        return skipped(str(e), e.field)
-    bad_count = layer_count_error(spec.name)
+
+def _where(source: str, line: int, here: tuple) -> str:
+    """` (set on line 8)` when an option came from another line than the problem's ('' on the same line)."""
+    if (source, line) == here:
+        return ""
+    return f" (set on line {line})" if source == here[0] else f" (set in {source} line {line})"
+
+
+def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
+    """The problems one descriptor stands for: one per combination of the list options' values."""
+    def point(error: str = "", fld: str | None = None, spec: ConvSpec | None = None, refused: bool = False):
+        return SweepPoint(0, {}, spec, None, f"line {lineno}: {error}" if error else "", fld, lineno, word,
+                          refused=refused)
+
+    base, err = _shape(word, r.sizes)
+    if err is not None:
+        r.add(source, point(str(err), err.field), is_bad=True)
+        return
+    bad_count = layer_count_error(base.name)
     if bad_count:
-        return skipped(bad_count, "name")
-    return SweepPoint(0, {}, spec, None, "", None, lineno, word)
+        r.add(source, point(bad_count, "name"), is_bad=True)
+        return
+    here = (source, lineno)
+    overridden = ({"dt"} if r.dtype else set()) | ({"mb"} if r.mb else set())  # the CLI's word replaces the file's
+    choices = []  # per setting: (key, word, refusal sentence or '') for each of its values
+    for key, (words, src, ln) in r.state.items():
+        opts = []
+        for w in words:
+            why = "" if key in overridden else _refusal(w)
+            if why:
+                shown, _, rest = why.partition(": ")
+                why = f"line {lineno}: {shown}{_where(src, ln, here)}: {rest}"
+            opts.append((key, w, why))
+        choices.append(opts)
+    for combo in itertools.product(*choices):
+        why = next((c[2] for c in combo if c[2]), "")
+        if why and r.match is None:  # refused: no spec is built, nothing of it is timed
+            r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
+            continue
+        value = {key: w.partition("=")[2] for key, w, _ in combo}
+        dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
+        bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
+        new_mb = r.mb or int(value.get("mb") or 0) or None
+        try:
+            spec = base.replace(dtype=dt, bias=bias, **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
+        except SpecError as e:
+            r.add(source, point(str(e), e.field), is_bad=True)
+            continue
+        if r.match is not None and not r.match[0].search(_benchdnn_line(combo, spec)):
+            r.filtered += 1  # not asked for: benchdnn leaves it out too
+            continue
+        if why:
+            r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
+        else:
+            r.add(source, point(spec=spec))
+
+
+@functools.lru_cache(maxsize=65536)
+def _shape(word: str, sizes: bool) -> tuple[ConvSpec | None, SpecError | None]:
+    """The descriptor's problem (f32, bias on) or its error: oneDNN's harness files include one shape file
+    under many settings, so each descriptor is read once."""
+    try:
+        return parse_descriptor(word, dtype="f32", bias=True, sizes=sizes), None
+    except SpecError as e:
+        return None, e
+
+
+@functools.lru_cache(maxsize=4096)
+def _refusal(word: str) -> str:
+    return option_refusal(word, in_batch=True)  # a corpus repeats its words a million times
+
+
+def _benchdnn_line(combo: tuple, spec: ConvSpec) -> str:
+    """The problem as benchdnn's --match sees it (prb_t::str): the options, then the descriptor as it prints it."""
+    words = [w for key, w, _ in combo if key != "mb"]
+    return " ".join(words + [spec.benchdnn_descriptor()])
 
 
 def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = None,
@@ -238,6 +319,8 @@ def layer_count_error(name: str | None) -> str:
         return ""
     n = m.group(1)
     if n.isdigit() and 1 <= int(n) <= MAX_LAYER_COUNT:
+        return ""
+    if not re.fullmatch(r"[-+\d.eE]*", n):  # `*5&a1b2` in oneDNN's framework names is text, not a count
         return ""
     shown = n if len(n) <= 20 else n[:17] + "..."
     return (f"the layer count *{shown} at the end of the name is not a whole number from 1 to "

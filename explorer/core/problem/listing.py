@@ -2,8 +2,8 @@
 canonical descriptor, dims, left and right pads, output sizes and op counts, without running anything.
 
 A refused line gives its file, line number and one sentence. Options that benchdnn applies to the
-following lines (--mb, --dir, --dt/--cfg, --reset, nested --batch=) are honoured by batch.parse_batch;
-any other option is named as ignored.
+following lines are judged by batch.parse_batch with the one option rule (benchdnn_options.py);
+a refused problem is listed with the sentence naming its word.
 """
 
 from __future__ import annotations

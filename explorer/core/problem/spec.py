@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from explorer.core.errors import SpecError
+from explorer.core.problem import benchdnn_options
 
 DTYPES = ("f32", "bf16", "f16")
 SPATIAL_KEYS = ("ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
@@ -34,7 +35,7 @@ MAX_FIELD_VALUE = 1 << 24
 MAX_TENSOR_ELEMENTS = 1 << 36
 
 _TOKEN = re.compile(r'_*(?:(n)"([^"]*)"|([a-z]+)(-?\d+))_*')
-_BARE_NAME = re.compile(r'_*n([^"\d][^"]*)$')  # benchdnn: `n` starts the name, the rest of the text
+_BARE_NAME = re.compile(r'_*n([^"\d][^"]*|)$')  # benchdnn: `n` starts the name, the rest of the text (maybe none)
 
 FIELD_HELP = {
     "mb": "minibatch size (images per call)",
@@ -376,6 +377,10 @@ def _parse_int(key: str, raw: str) -> int:
 
 def strip_comment(text: str) -> str:
     """Drop a trailing `# comment`, but not a `#` inside a quoted n"name"."""
+    if "#" not in text:
+        return text
+    if '"' not in text:
+        return text.split("#", 1)[0]
     quoted = False
     for i, ch in enumerate(text):
         if ch == '"':
@@ -403,47 +408,10 @@ def _extract_problem(text: str) -> str:
     return words[0] if words else ""
 
 
-_FORWARD_DIRS = ("FWD_B", "FWD_I", "FWD_D")  # all time the forward conv; FWD_D without bias
-_ATTR_WHY = "attributes (post-ops, scales, zero points) are not applied: the tool times the plain conv"
-_REFUSED_WHY = {
-    "alg": "the algorithm is PyTorch's choice per path (direct or winograd cannot be forced)",
-    "stag": "memory formats are what each path uses (see `layout`), not set by the line",
-    "wtag": "memory formats are what each path uses (see `layout`), not set by the line",
-    "dtag": "memory formats are what each path uses (see `layout`), not set by the line",
-    "strides": "tensor strides are what each path uses, not set by the line",
-    "reset": "option lines that carry over work only in a batch file (the batch command)",
-    "batch": "a batch file is run by the batch command, not inside one line",
-}
-
-
-def option_refusal(word: str) -> str:
-    """The one rule for a benchdnn option word (`--dir=FWD_D`): '' when it is honoured (--dt/--cfg of f32,
-    bf16 or f16, --dir=FWD_B/FWD_I/FWD_D, --mb=N), else one sentence naming the word and why it is refused.
-    Every option is either honoured or refused by name: none is dropped silently."""
-    key, eq, value = word[2:].partition("=")
-    key = key.lower()
-    shown = word if len(word) <= 40 else word[:37] + "..."
-    if key in ("dt", "cfg") and eq:
-        if any(value.lower().startswith(d) for d in ("bf16", "f16", "f32")):
-            return ""
-        return f"{shown}: this data type is not supported; use f32, bf16 or f16."
-    if key == "dir" and eq:
-        if value.upper() in _FORWARD_DIRS:
-            return ""
-        if value.upper().startswith("BWD"):
-            return (f"{shown}: backward directions are not timed yet; this tool times the forward conv only, drop "
-                    f"the word to time that.")
-        return f"{shown}: unknown direction; use FWD_B, FWD_I or FWD_D (the forward conv, the only one timed)."
-    if key == "mb" and eq:
-        if value.isdigit():
-            return ""
-        return f"{shown}: the minibatch must be a whole number (0: the descriptor's own mb)."
-    if key.startswith("attr"):
-        return f"{shown}: {_ATTR_WHY}; drop the word to time the conv without it."
-    if key in _REFUSED_WHY:
-        return f"{shown}: {_REFUSED_WHY[key]}; drop the word to time the conv without it."
-    return (f"{shown}: unknown benchdnn option; only --dt, --cfg, --dir and --mb are honoured on a line, drop the "
-            f"word to time the conv without it.")
+def option_refusal(word: str, in_batch: bool = False) -> str:
+    """The one rule for a benchdnn option word (`--dir=FWD_D`): '' when it is honoured, else one sentence
+    naming the word, why, and what is timed without it. The catalogue is benchdnn_options.OPTIONS."""
+    return benchdnn_options.option_refusal(word, in_batch)
 
 
 def check_options(text: str) -> None:
@@ -609,12 +577,12 @@ def descriptor_hints(text: str) -> dict:
     opts = _options(text)
     raw = opts.get("dt") or opts.get("cfg")
     if raw:
-        dt = next((d for d in ("bf16", "f16", "f32") if raw.startswith(d)), None)
+        dt = benchdnn_options.uniform_dtype(raw)
         if dt is None:
-            raise SpecError(f"benchdnn data type {raw!r} is not supported; use f32, bf16 or f16.", "dtype")
+            raise SpecError(benchdnn_options.option_refusal(f"--dt={raw}"), "dtype")
         hints["dtype"] = dt
-    if "dir" in opts:
-        hints["bias"] = opts["dir"].upper() != "FWD_D"
+    if "dir" in opts or "bia-dt" in opts or "bia_dt" in opts:
+        hints["bias"] = has_bias(opts.get("dir", "FWD_B"), opts.get("bia-dt", opts.get("bia_dt", "undef")))
     if re.search(r"(?:onednn|dnnl|mkldnn)_verbose,", text):
         m = re.search(r"\bsrc[:_](f32|bf16|f16)\b", text)
         if m:
@@ -623,6 +591,12 @@ def descriptor_hints(text: str) -> dict:
         if m:
             hints["bias"] = m.group(1) != "undef"
     return hints
+
+
+def has_bias(direction: str, bia_dt: str = "undef") -> bool:
+    """benchdnn's rule (bench_conv.cpp, res.hpp): FWD_B and BWD_WB always carry a bias; the other directions
+    only when --bia-dt names a data type (FWD_I and FWD_D have none by default)."""
+    return direction.upper() in ("FWD_B", "BWD_WB") or bia_dt.lower() != "undef"
 
 
 def parse_dtype(text: str) -> str:

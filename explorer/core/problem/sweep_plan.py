@@ -224,6 +224,7 @@ class SweepPoint:
     allocator: str | None = None  # None: the run options' allocator
     isa: str | None = None  # None: the run options' ISA cap
     paths: tuple = ()  # set by --resume when some of its rows are there: only these paths run (else all)
+    refused: bool = False  # batch files: its options are not honoured (a `refused` row, never timed)
 
     @property
     def skipped(self) -> bool:

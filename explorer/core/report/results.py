@@ -25,7 +25,7 @@ from explorer.core.problem.spec import ConvSpec
 from explorer.core.report.csv_cells import fit_row
 from explorer.core.trace.aten import csv_chain
 
-STATUSES = ("ok", "unsupported", "error", "skipped")
+STATUSES = ("ok", "unsupported", "error", "skipped", "refused")  # refused: a batch line's options not honoured
 
 CSV_COLUMNS = (
     "desc", "name", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw",

@@ -478,6 +478,7 @@ class SweepView(QWidget):
         paths = list(getattr(self.opts, "paths", ()) or ())
         n = len(self.points)
         skipped = sum(1 for p in self.points if p.skipped)
+        not_honoured = sum(1 for p in self.points if p.refused)  # batch lines whose options are refused
         refused = self._refused(paths)  # the memory guard will refuse these when their turn comes
         runs = (n - skipped - refused) * len(paths)
         budget = float(getattr(self.opts, "budget_ms", 500.0))
@@ -485,15 +486,16 @@ class SweepView(QWidget):
         what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
                 else f"{n} point{'s' if n != 1 else ''}")
         parts = [what]
-        if skipped:
-            parts.append(f"{skipped} {'invalid, recorded' if self.mode != 'batch' else 'will be'} skipped")
+        if skipped - not_honoured:
+            parts.append(f"{skipped - not_honoured} {'invalid, recorded' if self.mode != 'batch' else 'will be'} "
+                         f"skipped")
         if refused:
             parts.append(f"{refused} too large for the free memory now (the memory guard will skip "
                          f"{'it' if refused == 1 else 'them'})")
         parts.append(f"{len(paths)} path{'s' if len(paths) != 1 else ''} → {runs} runs, {_eta(secs) or 'about 0 s'}"
                      .replace(" left", ""))
-        if self.mode == "batch" and self.batch is not None and self.batch.ignored:
-            parts.append(self.batch.ignored_summary())
+        if self.mode == "batch" and self.batch is not None and not_honoured:
+            parts.append(f"{not_honoured} refused, not timed: {self.batch.refused_sentence()}")
         self.message.setText(" · ".join(parts))
         self.message.setStyleSheet(f"color: {t['muted']};")
 

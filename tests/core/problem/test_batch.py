@@ -46,25 +46,64 @@ def test_lines_names_comments_and_options():
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("bf16", False, 2)
     assert pts[7].skipped and pts[7].error.startswith("line 7: cannot read the descriptor")
     assert pts[7].text == "not_a_descriptor"
+    # --stag=axb on line 8 applies to line 9: refused by name, with the line that set it, never timed
+    assert pts[9].refused and pts[9].spec is None and pts[9].error.startswith("line 9: --stag=axb (set on line 8): ")
     # benchdnn takes the given oh and derives the right pad from it: top 1, bottom 0 (was refused before)
-    assert (pts[9].spec.ph, pts[9].spec.pad_r("h"), pts[9].spec.oh, pts[9].spec.ow) == (1, 0, 7, 7)
+    s9 = parse_batch("mb1ic8ih8oc8oh7kh3ph1").points[0].spec
+    assert (s9.ph, s9.pad_r("h"), s9.oh, s9.ow) == (1, 0, 7, 7)
     assert [b.points[i].line for i in b.bad] == [7, 20]
     # --reset, then --mb=4
     assert (pts[12].spec.mb, pts[12].spec.dtype, pts[12].spec.bias) == (4, "f32", True)
     # --mb=0 means the descriptor's own mb; --dt=f16:...
     assert (pts[14].spec.mb, pts[14].spec.dtype) == (3, "f16")
-    assert pts[16].skipped and "u8s8u8" in pts[16].error and pts[16].error_field == "dtype"
-    assert pts[18].skipped and "BWD_WB" in pts[18].error and "forward" in pts[18].error
+    assert pts[16].refused and pts[16].error.startswith("line 16: --cfg=u8s8u8 (set on line 15): ")
+    assert pts[18].refused and "--dir=BWD_WB" in pts[18].error and "forward" in pts[18].error
     assert pts[20].skipped and pts[20].error.startswith("line 20: g=3 does not divide ic=8")
 
 
-def test_ignored_options_reported_once_each():
+def test_refused_problems_are_listed_by_word_and_line():
+    """Issue 32: a batch's options follow the same rule as a line: every problem whose options are not
+    honoured is a refused point naming the word, the line that set it, and why (was: `ignored` and timed)."""
     b = parse_batch(TEXT, "t.txt")
-    assert b.ignored == {"--stag": [8, 19], "--attr-post-ops": [8]}
-    s = b.ignored_summary()
-    assert s == ("ignored benchdnn options that do not apply here: --stag (lines 8, 19); "
-                 "--attr-post-ops (line 8).")
-    assert parse_batch("ic8ih8oc8kh1").ignored_summary() == ""
+    assert [p.line for p in b.refused] == [9, 16, 18]
+    assert all(p.spec is None and p.skipped for p in b.refused)  # nothing refused is timed
+    lines = b.refused_lines()
+    assert len(lines) == 3 and lines[0].startswith("  refused 1 problem (t.txt:9): --stag=axb (set on line 8): ")
+    assert b.refused_sentence().startswith("t.txt line 9: --stag=axb") and "(3 refused problems in all" in \
+        b.refused_sentence()
+    assert parse_batch("ic8ih8oc8kh1").refused_sentence() == ""
+
+
+def test_list_options_make_one_problem_per_value():
+    """benchdnn's vector options: each descriptor runs once per combination of the lists' values."""
+    b = parse_batch("--dt=f32,bf16,u8:s8:u8 --dir=FWD_B,FWD_D\nic8ih8oc8kh1\n")
+    got = [(p.spec.dtype, p.spec.bias) if p.spec else p.error.split(":")[1].strip() for p in b.points]
+    assert got == [("f32", True), ("f32", False), ("bf16", True), ("bf16", False), "--dt=u8", "--dt=u8"]
+    assert [p.spec.mb for p in parse_batch("--mb=1,4,0\nmb3ic8ih8oc8kh1\n").points] == [1, 4, 3]
+
+
+def test_every_option_means_what_benchdnn_means():
+    # FWD_I and FWD_D carry no bias unless --bia-dt names one (benchdnn's res.hpp: only FWD_B and BWD_WB do)
+    b = parse_batch("--dir=FWD_I\nic8ih8oc8kh1\n--bia-dt=f32\nic8ih8oc8kh1\n--dir=FWD_D --bia-dt=undef\nic8ih8oc8kh1\n")
+    assert [p.spec.bias for p in b.points] == [False, True, False]
+    # mixed data types are not one data type: refused, not timed as the first one
+    mixed = parse_batch("--dt=f32:bf16:bf16\nic8ih8oc8kh1\n--cfg=bf16bf16f32\nic8ih8oc8kh1\n").points
+    assert all(p.refused for p in mixed) and "--dt=f32:bf16:bf16" in mixed[0].error
+    # words restating benchdnn's defaults are honoured: they change nothing
+    quiet = parse_batch("--stag=any --wtag=any --dtag=any --alg=direct --attr-post-ops= --skip-impl= "
+                        "--allow-enum-tags-only=0\nic8ih8oc8kh1\n")
+    assert not quiet.refused and quiet.points[0].spec.dtype == "f32"
+    # --match keeps only the problems whose benchdnn line matches; the others are counted, not run
+    m = parse_batch('--match=.*kh3.*\nic8ih8oc8kh1\nic8ih8oc8kh3ph1\n--reset\nic8ih8oc8kh1n"x"\n')
+    assert [(p.line, p.spec.kh) for p in m.points] == [(3, 3), (5, 1)] and m.filtered == 1
+
+
+def test_an_included_files_reset_resets_the_includer(tmp_path):
+    # benchdnn keeps one set of settings across --batch= files: a --reset inside one resets them all
+    (tmp_path / "inner.txt").write_text("--reset\n")
+    (tmp_path / "outer.txt").write_text("--dir=BWD_D\n--batch=inner.txt\nic8ih8oc8kh1\n")
+    b = load_batch(str(tmp_path / "outer.txt"))
+    assert not b.refused and b.points[0].spec.bias
 
 
 def test_cli_overrides_beat_the_file():
@@ -72,7 +111,8 @@ def test_cli_overrides_beat_the_file():
     pts = _by_line(b)
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("f32", True, 1)
     assert pts[12].spec.mb == 1 and pts[14].spec.mb == 1
-    assert not pts[16].skipped and not pts[18].skipped  # --dtype/--no-bias given: the file's settings do not matter
+    assert not pts[16].skipped  # --dtype given: the file's data type does not matter
+    assert pts[18].refused  # but a bias setting never makes a backward direction forward
 
 
 def test_bad_mb_option_and_inline_options():
@@ -222,3 +262,12 @@ def test_a_ratio_on_fewer_rows_than_the_totals_never_reads_as_the_networks_verdi
     c = clean.totals["mkldnn"]
     assert c.same_rows and c.speedup == pytest.approx(clean.totals["dense"].total_ms / c.total_ms)
     assert f"{c.speedup:.2f}x total, geomean" in next(x for x in clean.lines() if x.lstrip().startswith("mkldnn"))
+
+
+def test_onednn_file_syntax_line_breaks_empty_names_and_framework_names():
+    """oneDNN's harness files: a word ending in a backslash continues on the next line (common.cpp `batch`),
+    a bare trailing `n` is an empty name, and `*5&a1b2` inside a framework's hashed name is text, not a count."""
+    b = parse_batch("--mb=1, \\\n      4\nic8ih8oc8kh1n\nic8ih8oc8kh1n\"ab*5&c1d2*3&e5f6\"\n")
+    assert [(p.line, p.spec.mb, p.spec.name) for p in b.points] == [(3, 1, ""), (3, 4, ""), (4, 1, "ab*5&c1d2*3&e5f6"),
+                                                                    (4, 4, "ab*5&c1d2*3&e5f6")]
+    assert not b.bad
