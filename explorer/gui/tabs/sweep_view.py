@@ -483,12 +483,9 @@ class SweepView(QWidget):
         runs = (n - skipped - refused) * len(paths)
         budget = float(getattr(self.opts, "budget_ms", 500.0))
         secs = runs * self.session.path_times.per_path_s(budget / 1e3)
-        what = (f"batch {self.batch.source}: {n} problems" if self.mode == "batch"
-                else f"{n} point{'s' if n != 1 else ''}")
-        parts = [what]
+        parts = [f"batch {self.batch.source}: {n} problems" if self.mode == "batch" else f"{n} point{'s' if n != 1 else ''}"]
         if skipped - not_honoured:
-            parts.append(f"{skipped - not_honoured} {'invalid, recorded' if self.mode != 'batch' else 'will be'} "
-                         f"skipped")
+            parts.append(f"{skipped - not_honoured} {'invalid, recorded' if self.mode != 'batch' else 'will be'} skipped")
         if refused:
             parts.append(f"{refused} too large for the free memory now (the memory guard will skip "
                          f"{'it' if refused == 1 else 'them'})")
