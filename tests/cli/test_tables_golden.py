@@ -60,8 +60,9 @@ mb2ic16ih14oc16oh14kh3ph1n"golden:conv3x3*3"
 mb2ic16ih14oc32oh14kh1ph0n"golden:pointwise*2"
 mb2ic16iw20oc16ow20kw3pw1n"golden:conv1d"   # 1-D: channels_last is an unsupported row
 --dt=u8
-mb2ic16ih14oc16oh14kh3ph1n"golden:int8"      # a skipped line (data type)
+mb2ic16ih14oc16oh14kh3ph1n"golden:int8"      # a refused line (its --dt is not honoured): exit 2
 """
+EXIT = {"batch": 2, "batch_noisy": 2}  # a batch with a refused line runs the others, then exits 2 (cli.md)
 MODEL_FAST = ["--budget-ms", "5", "--mode-budget-ms", "10"]
 CASES = {  # name -> (argv, paths whose loops the fake meter calls noisy)
     "run": (["run", SPEC, "--paths", "all,mkldnn_prepacked", "--budget-ms", "5", "--csv", "{csv}"], ()),
@@ -242,7 +243,7 @@ def test_tables_and_csv_header_match_golden(case, fake_measurement, tmp_path, mo
     monkeypatch.chdir(tmp_path)
     code = uses["main"]([a.format(csv=out_csv, batch=batch) for a in argv])
     out = capsys.readouterr()
-    assert code == 0, out.err
+    assert code == EXIT.get(case, 0), out.err
     check_golden(f"{case}.txt", normalise(out.out))
     if "--csv" in argv:
         header = out_csv.read_text().splitlines()[0].split(",")
@@ -267,11 +268,11 @@ def test_batch_totals_over_noisy_rows_carry_the_mark(fake_measurement, tmp_path,
     batch = tmp_path / "golden_batch.txt"
     batch.write_text(BATCH)
     argv = ["batch", str(batch), "--paths", "dense,mkldnn", "--budget-ms", "5"]
-    assert uses["main"](argv) == 0
+    assert uses["main"](argv) == 2  # its int8 line is refused (named), the others run
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.lstrip().startswith("mkldnn") and "ms over" in x)
     assert "~" in line and "noisy" in line and "geomean" not in line and "x total" not in line
-    assert uses["main"]([*argv, "--json"]) == 0
+    assert uses["main"]([*argv, "--json"]) == 2
     total = json.loads(capsys.readouterr().out)["network_total"]
     mk = next(p for p in total["paths"] if p["path"] == "mkldnn")
     assert mk["noisy"] == mk["layers"] == 3 and mk["uncertain"] == 3 and mk["speedup"] is None

@@ -121,6 +121,6 @@ def test_bad_options_refused_before_work(opts, field):
 def test_memory_guard_names_both_numbers():
     spec = parse_descriptor("mb64ic256ih224oc256kh3ph1")
     need = estimate_bytes(spec, PATHS)
-    with pytest.raises(SpecError, match=r"needs about .* but only .* is available"):
+    with pytest.raises(SpecError, match=r"needs about .*, more than the .* a run may take \(50% of the .* available now\)"):
         check_memory(spec, PATHS, available=need)  # half of it is the limit
     assert check_memory(spec, PATHS, available=4 * need) == need

@@ -91,13 +91,13 @@ def test_error_messages_the_views_draw_read_at_aa(make_window, name):
     mv.model_box.setCurrentText("no_such_module_xyz:build")
     mv.input_edit.setText("1,2,x")
     assert not mv.run()
-    c = _css_color(mv.message.text())
+    c = _css_color(mv.message.styleSheet())
     assert contrast(c, window) >= AA, (name, c.name())
     win.apply_theme("dark" if name == "light" else "light")  # the line follows a theme switch
     QApplication.processEvents()
     other = THEMES["dark" if name == "light" else "light"]["window"]
     assert contrast(_css_color(win.panel.message.styleSheet()), other) >= AA
-    assert contrast(_css_color(mv.message.text()), other) >= AA
+    assert contrast(_css_color(mv.message.styleSheet()), other) >= AA
 
 
 @pytest.mark.parametrize("name", sorted(THEMES))
