@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.core.errors import InputError, SpecError
+from explorer.core.errors import ExplorerError, InputError, SpecError
 from explorer.core.problem.spec import ConvSpec, parse_descriptor
 from explorer.core.report.results import (
     CSV_COLUMNS,
@@ -492,8 +492,22 @@ def session_from_dict(data, name: str = "the session") -> Session:
     raw_model = data.get("model")
     inputs = (model_inputs_from_dict(raw_model.get("inputs"), f"{name}: model.inputs")
               if isinstance(raw_model, dict) else None)
-    return Session(spec, options, results, sweep_from_dict(data.get("sweep"), name),
-                   model_from_dict(raw_model, name), inputs, window_from_dict(data.get("window"), name))
+    return Session(spec, options, results, _part(sweep_from_dict, data, "sweep", name),
+                   _part(model_from_dict, data, "model", name), inputs,
+                   window_from_dict(data.get("window"), name))
+
+
+def _part(read, data: dict, key: str, name: str):
+    """A nested part (sweep, model report) read by `read`: the checks above name what they know; any other
+    damage a hand edit left deep inside (a list where an object goes, a word where a number goes) is still one
+    sentence naming the part, never a traceback."""
+    try:
+        return read(data.get(key), name)
+    except ExplorerError:
+        raise
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError, OverflowError) as e:
+        raise InputError(f"{name}: its {key!r} part is damaged ({e.__class__.__name__}: {str(e)[:80]}); remove "
+                         f"that key to open the rest.", "session") from None
 
 
 def _no_constant(name: str):
