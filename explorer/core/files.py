@@ -25,9 +25,26 @@ from pathlib import Path
 from explorer.core.errors import InputError, WriteFault
 
 
+def refuse_unreadable_kind(path: str | os.PathLike, field: str) -> None:
+    """InputError when path (links followed) is a FIFO, device or socket: reading one waits for a writer that
+    may never come, or never ends (/dev/zero); a missing path or a folder is left to the reader's own sentence."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return
+    kind = ("a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+            "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file")
+    raise InputError(f"cannot read {str(p)!r}: it is {kind}, not a regular file; save its content to a file and "
+                     "give that.", field)
+
+
 def read_text(path: str | os.PathLike, field: str) -> str:
     """The file's text; a missing or unreadable file raises InputError naming it (field: the option)."""
     p = Path(path)
+    refuse_unreadable_kind(p, field)
     try:
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:

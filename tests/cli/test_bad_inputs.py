@@ -90,3 +90,35 @@ def test_existing_output_is_not_overwritten_without_force(tmp_path, capsys):
         assert main(argv) == 2
         assert "--force" in capsys.readouterr().err
         assert out.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["batch", "{fifo}", "--list"],
+    ["compare", "{fifo}", "{fifo}"],
+    ["batch", "quick", "--resume", "{fifo}"],
+    ["sweep", D, "--vary", "g=1,2", "--resume", "{fifo}"],
+])
+def test_a_fifo_given_as_an_input_is_one_sentence_not_a_wait_forever(argv, tmp_path, capsys):
+    """#33: every input the tool reads is checked as its outputs are: a FIFO (or a device) as a batch file or a
+    CSV to read once waited for a writer that never came (the command hung until killed)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    # were the tool to open the FIFO, this writer would let it go on (and the test fail on the exit code)
+    # rather than hang the suite
+    def unblock():
+        import time
+
+        time.sleep(20)
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+        except OSError:
+            pass
+
+    threading.Thread(target=unblock, daemon=True).start()
+    assert main([a.format(fifo=fifo) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "FIFO" in err and "Traceback" not in err and len(err.strip().splitlines()) <= 3, err

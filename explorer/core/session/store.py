@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.core.errors import ExplorerError, InputError, SpecError
+from explorer.core.files import refuse_unreadable_kind
 from explorer.core.problem.spec import ConvSpec, parse_descriptor
 from explorer.core.report.results import (
     CSV_COLUMNS,
@@ -517,6 +518,7 @@ def _no_constant(name: str):
 def load_session(path: str | os.PathLike) -> Session:
     """Read a session file; any problem raises InputError with one sentence naming it."""
     p = Path(path)
+    refuse_unreadable_kind(p, "session")
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
