@@ -51,12 +51,15 @@ def _wait_until(cond, proc, what, timeout=240):
 
 
 def test_a_second_writer_of_one_csv_is_refused_naming_the_first_whose_rows_all_stay(tmp_path):
-    n = 6
+    # enough rows left after the first (60 x a 100 ms budget: seconds) that it is still writing when paused,
+    # however fast the machine (6 x 20 ms were all done before the pause on a quiet one)
+    n = 60
     out = tmp_path / "same.csv"
-    first = _start(["batch", str(_batch(tmp_path, n)), *FAST, "--budget-ms", "20", "--csv", str(out)], tmp_path)
+    first = _start(["batch", str(_batch(tmp_path, n)), *FAST, "--budget-ms", "100", "--csv", str(out)], tmp_path)
     try:
         _wait_until(lambda: _rows_on_disk(out) >= 1, first, "the first row")
         os.kill(first.pid, signal.SIGSTOP)  # paused mid-run, still the CSV's writer: no race with the clock
+        assert _rows_on_disk(out) < n, "the first writer finished before it was paused: the test proves nothing"
         others = [
             ["run", "mb1ic8ih8oc8oh8kh3ph1", *FAST, "--budget-ms", "5", "--csv", str(out), "--force"],
             ["batch", str(tmp_path / "b.txt"), *FAST, "--budget-ms", "5", "--resume", str(out)],
