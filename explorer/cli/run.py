@@ -58,8 +58,9 @@ def cmd_run(args) -> int:
     if not quiet:
         exact = f", exact_ops={spec.exact_ops:,} (benchdnn's count takes its shortcut and counts padding taps)" \
             if spec.exact_ops != spec.ops else ""
-        print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
-              file=sys.stderr)
+        what = " (each call: aten.convolution_backward alone, no forward)" if spec.backward else ""
+        print(f"{spec.descriptor()}  dtype={spec.dtype}  direction={spec.direction}{what}  ops={spec.ops:,}  "
+              f"(GFLOP count: benchdnn's){exact}", file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
             from explorer.core.problem.conv_nd import pad_note
 

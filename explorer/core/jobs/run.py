@@ -22,6 +22,7 @@ from explorer.core.measure import machine
 from explorer.core.measure.allocator import current as current_allocator
 from explorer.core.measure.harness import Budget, Progress, measure_iter
 from explorer.core.measure.retry import MAX_ATTEMPTS, better, iter_until_trusted  # noqa: F401 - better re-exported (runner.better)
+from explorer.core.paths import backward as bwd
 from explorer.core.paths.base import Tensors, is_unsupported, one_line, to_dense
 from explorer.core.paths.registry import prepare
 from explorer.core.problem.memory import check_memory
@@ -161,15 +162,16 @@ def _inspect(res: Result, prep, tensors: Tensors, reference, opts: RunOptions, c
     out = prep.call_once()  # the untimed warm-up: builds oneDNN primitives, gives the output
     if cancelled():
         return reference
+    backward = tensors.spec.backward  # out is then the tuple of gradients the direction asked for
     if opts.check:
         if reference is None:
-            reference = tensors.reference()
-        res.max_abs_err = float((to_dense(out).float() - reference).abs().max())
-    res.input_bytes, res.weight_bytes, res.output_bytes = (
-        _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor), _stored_bytes(out)
-    )
+            reference = bwd.reference(tensors) if backward else tensors.reference()
+        res.max_abs_err = (bwd.max_abs_err(out, reference) if backward
+                           else float((to_dense(out).float() - reference).abs().max()))
+    res.input_bytes, res.weight_bytes = _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor)
+    res.output_bytes = sum(_stored_bytes(g) for g in bwd.grads(out)) if backward else _stored_bytes(out)
     if opts.trace and not cancelled():
-        _add_trace(res, prep, out, tensors.spec.g)
+        _add_trace(res, prep, None if backward else out, tensors.spec.g)
     if opts.trace and not cancelled():
         _add_aten(res, prep)
     return reference

@@ -261,7 +261,9 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
         try:
-            spec = base.replace(dtype=dt, bias=bias, **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
+            direction = (value.get("dir") or "FWD_B").upper()  # a --dir=BWD_D line runs as that backward
+            spec = base.replace(dtype=dt, bias=bias, direction=direction,
+                                **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)
             continue

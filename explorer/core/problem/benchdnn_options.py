@@ -16,6 +16,7 @@ from typing import Callable
 
 FLOAT_DTS = ("f32", "bf16", "f16")
 FORWARD_DIRS = ("FWD_B", "FWD_D", "FWD_I")
+DIRECTIONS = FORWARD_DIRS + ("BWD_D", "BWD_W", "BWD_WB")  # as spec.DIRECTIONS (spec imports this module)
 _CFG_DT = {"f32": "f32", "f16": "f16", "bf16bf16bf16": "bf16"}  # legacy --cfg names with one data type
 
 
@@ -69,9 +70,10 @@ _KNOB_WHY = "benchdnn's own timing settings; this tool times with its own (--thr
 _HARNESS_WHY = "steers only benchdnn's own checking or printing, not the problem or how it is timed"
 
 OPTIONS: tuple[Option, ...] = (
-    Option(("dir",), "FWD_B, FWD_D, FWD_I (any case)",
-           "backward directions (BWD_D, BWD_W, BWD_WB) are not timed yet: this tool times the forward conv",
-           lambda v: v.upper() in FORWARD_DIRS, "--dir=FWD_D", "--dir=BWD_D", instead="the forward conv (FWD_B)"),
+    Option(("dir",), "FWD_B, FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB (any case): the row's `direction`; a backward "
+           "one times only the gradients (aten.convolution_backward with benchdnn's mask)",
+           "benchdnn has no other direction", lambda v: v.upper() in DIRECTIONS, "--dir=BWD_D", "--dir=BWD",
+           instead="the forward conv (FWD_B)"),
     Option(("dt", "cfg"), "one data type for src, weights and dst: f32, bf16, f16 (`bf16`, `bf16:bf16:bf16`, "
            "`--cfg=bf16bf16bf16`)",
            "int8, f64, fp8 and mixed data types (f32:bf16:bf16, bf16bf16f32) are not timed: every path here runs "

@@ -25,6 +25,10 @@ from explorer.core.errors import SpecError
 from explorer.core.problem import benchdnn_options
 
 DTYPES = ("f32", "bf16", "f16")
+# benchdnn's --dir values (dnnl_common.hpp dir_t): forward with bias, forward without, forward inference, and the
+# backward by data, by weights, by weights and bias. FWD_B and FWD_D are the same forward but for the bias.
+DIRECTIONS = benchdnn_options.DIRECTIONS
+BACKWARD_DIRECTIONS = DIRECTIONS[3:]
 SPATIAL_KEYS = ("ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
 KNOWN_KEYS = ("g", "mb", "ic", "oc") + SPATIAL_KEYS + ("id", "od", "kd", "sd", "pd", "dd")
 # Fields a user may set or sweep, in descriptor order (2-D; DEPTH_FIELDS add the 3-D ones).
@@ -124,6 +128,18 @@ class ConvSpec:
     pd_r: int | None = None
     ph_r: int | None = None
     pw_r: int | None = None
+    direction: str = "FWD_B"  # benchdnn's --dir (DIRECTIONS); a backward one times the gradients, not the conv
+
+    def __post_init__(self):
+        # FWD_B and FWD_D differ only by the bias (benchdnn's FLAG_BIA): the bias decides which one this is, so a
+        # spec whose bias is switched off (the window's box, --no-bias) never says FWD_B.
+        if self.direction in ("FWD_B", "FWD_D") and isinstance(self.bias, bool):
+            object.__setattr__(self, "direction", "FWD_B" if self.bias else "FWD_D")
+
+    @property
+    def backward(self) -> bool:
+        """True for BWD_D, BWD_W and BWD_WB: the timed call is the conv's backward."""
+        return self.direction in BACKWARD_DIRECTIONS
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -234,7 +250,9 @@ class ConvSpec:
     @property
     def ops(self) -> int:
         """benchdnn's op count as it prints it (prb_t::count_ops): exact_ops, except that every tap,
-        padding included, counts when (sp_upper - sp_lower) / sp_lower < 1e-6 (its estimate shortcut)."""
+        padding included, counts when (sp_upper - sp_lower) / sp_lower < 1e-6 (its estimate shortcut).
+        The same for every direction: benchdnn's count_ops does not look at --dir (BWD_D and BWD_W do the
+        forward's multiply-adds again, once per output tap) and counts no bias, not even BWD_WB's."""
         v = self._bd()
         upper, lower = 1, 1
         for x in ("w", "h", "d"):
@@ -342,6 +360,11 @@ class ConvSpec:
                 raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
         if self.dtype not in DTYPES:
             raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
+        if self.direction not in DIRECTIONS:
+            raise SpecError(f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}.", "direction")
+        if self.direction == "BWD_WB" and not self.bias:
+            raise SpecError("BWD_WB times the weights' and the bias' gradients, but this problem has no bias; use "
+                            "BWD_W for the weights alone.", "direction")
         if self.ic % self.g:
             raise SpecError(f"g={self.g} does not divide ic={self.ic}: groups must divide the input channels.", "g")
         if self.oc % self.g:
@@ -551,9 +574,11 @@ def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
     return ConvSpec(mb=values.get("mb", 2), g=g, ic=values["ic"], oc=values["oc"], name=name, ndims=ndims, **kw)
 
 
-def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None = None, sizes: bool = True) -> ConvSpec:
+def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None = None, sizes: bool = True,
+                     direction: str | None = None) -> ConvSpec:
     """Parse a benchdnn conv descriptor (short or long form, or a pasted verbose/batch line) into a valid spec.
-    sizes=False: no allocation limits (listing mode; nothing is allocated)."""
+    sizes=False: no allocation limits (listing mode; nothing is allocated). direction: a --dir value that
+    overrides the line's own (None: the line's --dir, or benchdnn's default FWD_B)."""
     if not isinstance(text, str) or not text.strip():
         raise SpecError("the descriptor is empty; give one like mb2ic16ih14oc16oh14kh3ph1.", "desc")
     check_options(text)
@@ -565,8 +590,10 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     if "mb" in opts and opts["mb"].isdigit() and int(opts["mb"]) > 0:
         spec = spec.replace(mb=int(opts["mb"]))
     hints = descriptor_hints(text)
-    spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
-                        bias=bias if bias is not None else hints.get("bias", True))
+    direction = (direction or hints.get("direction") or "FWD_B").upper()
+    if bias is None:
+        bias = hints.get("bias", has_bias(direction))
+    spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32", bias=bias, direction=direction)
     return spec.validate(sizes)
 
 
@@ -583,6 +610,8 @@ def descriptor_hints(text: str) -> dict:
         hints["dtype"] = dt
     if "dir" in opts or "bia-dt" in opts or "bia_dt" in opts:
         hints["bias"] = has_bias(opts.get("dir", "FWD_B"), opts.get("bia-dt", opts.get("bia_dt", "undef")))
+    if "dir" in opts:
+        hints["direction"] = opts["dir"].upper()
     if re.search(r"(?:onednn|dnnl|mkldnn)_verbose,", text):
         m = re.search(r"\bsrc[:_](f32|bf16|f16)\b", text)
         if m:
@@ -590,6 +619,10 @@ def descriptor_hints(text: str) -> dict:
         m = re.search(r"\bbia[:_]([a-z0-9]+)", text)
         if m:
             hints["bias"] = m.group(1) != "undef"
+        m = re.search(r",(forward_inference|backward_data|backward_weights),", text)
+        if m:  # the primitive's prop kind is the direction (a backward_weights line with a bias is BWD_WB)
+            hints["direction"] = {"forward_inference": "FWD_I", "backward_data": "BWD_D"}.get(
+                m.group(1), "BWD_WB" if hints.get("bias") else "BWD_W")
     return hints
 
 

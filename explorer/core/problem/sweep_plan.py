@@ -1,10 +1,11 @@
 """Sweep plans: one spec over a list or range of values of one or two fields (the full grid for two).
 
-`--vary` forms (FIELD is any spec field, dtype, threads, allocator or isa):
+`--vary` forms (FIELD is any spec field, dtype, dir, threads, allocator or isa):
     g=1,2,4,8        a list (items may also be ranges: mb=1,3,8:64:x2)
     mb=1:64:x2       a geometric range, ratio a whole number >= 2, end included when reached
     ic=16:256:+16    an arithmetic range (step >= 1); ic=16:32 steps by 1
     g=divisors       every g dividing both ic and oc (of each point, so it composes with ic/oc sweeps)
+    dir=FWD_I,BWD_D  benchdnn's directions: each point's bias as benchdnn gives that --dir (FWD_B, BWD_WB: on)
 
 Points follow benchdnn's rules: w-values copy h-values unless the descriptor gave them (varying ih on
 mb2ic16ih28oc16kh3 keeps the image square), and oh/ow are always computed from ih/iw, so they follow.
@@ -22,10 +23,12 @@ from typing import Iterable
 from explorer.core.errors import InputError, SpecError
 from explorer.core.problem.spec import (
     DEPTH_FIELDS,
+    DIRECTIONS,
     DTYPES,
     MAX_FIELD_VALUE,
     SPEC_FIELDS,
     ConvSpec,
+    has_bias,
     parse_descriptor,
     parse_dtype,
 )
@@ -35,8 +38,8 @@ MAX_VARIES = 2
 # Fields a sweep can vary: every settable spec field (oh/ow are computed), the dtype and the threads.
 # `allocator` too: its points run in the measuring process of each setting (explorer.core.process.measuring).
 # `isa` likewise: a measuring process per ISA cap (explorer.core.measure.isa).
-VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + DEPTH_FIELDS + ("dtype", "threads", "allocator",
-                                                                                      "isa")
+VARY_FIELDS = tuple(f for f in SPEC_FIELDS if f not in ("oh", "ow")) + DEPTH_FIELDS + ("dtype", "dir", "threads",
+                                                                                      "allocator", "isa")
 _W_OF_H = {"ih": "iw", "kh": "kw", "sh": "sw", "ph": "pw", "dh": "dw"}
 _MIN_VALUE = {f: (0 if f in ("ph", "pw", "dh", "dw") else 1) for f in VARY_FIELDS}
 _INT = re.compile(r"^\d+$")
@@ -64,6 +67,8 @@ class Vary:
 def _forms(f: str) -> str:
     if f == "dtype":
         return f"use a list such as dtype=f32,bf16 (choices: {', '.join(DTYPES)})"
+    if f == "dir":
+        return f"use a list such as dir=FWD_I,BWD_D,BWD_W (choices: {', '.join(DIRECTIONS)})"
     extra = ", or g=divisors (every g dividing ic and oc)" if f == "g" else ""
     return (f"use a list such as {f}=1,2,4, a geometric range such as {f}=1:64:x2 or an arithmetic range "
             f"such as {f}=16:256:+16{extra}")
@@ -176,6 +181,11 @@ def parse_vary(text: str) -> Vary:
                 values.append(parse_dtype(s))
             except SpecError:
                 raise _bad(f, f"{s!r} is not a data type") from None
+    elif f == "dir":
+        for s in items:
+            if s.upper() not in DIRECTIONS:
+                raise _bad(f, f"{s!r} is not a benchdnn direction")
+            values.append(s.upper())
     else:
         for s in items:
             values.extend(_range_values(f, s) if ":" in s else [_int_value(f, s)])
@@ -251,6 +261,8 @@ def _apply(base: ConvSpec, values: dict, given: set[str]) -> tuple[ConvSpec, int
             threads = v
         elif f in ("allocator", "isa"):
             continue  # not spec fields: SweepPoint.allocator, SweepPoint.isa
+        elif f == "dir":
+            changes["direction"], changes["bias"] = v, has_bias(v)  # benchdnn's bias of that --dir
         else:
             changes[f] = v
     for h, w in _W_OF_H.items():
@@ -302,7 +314,8 @@ def plan_sweep(base: ConvSpec | str, varies: Iterable[str | Vary], given: set[st
                 f"this sweep has more than {MAX_POINTS} points; narrow the ranges of "
                 f"{' and '.join(v.field for v in vs)}.", vs[0].field)
         spec, threads = _apply(base, values, given)
-        if spec.name and spec.replace(name="", dtype=base.dtype) != base.replace(name=""):
+        if spec.name and spec.replace(name="", dtype=base.dtype, direction=base.direction,
+                                      bias=base.bias) != base.replace(name=""):
             # Another shape is not the named layer any more (a g sweep of resnet_50:res2a is not res2a):
             # only points of the layer's own shape (another dtype or thread count) keep its name.
             spec = spec.replace(name="")

@@ -74,6 +74,10 @@ FLOAT_COLUMNS |= {"verify_median_ms", "verify_ratio"}
 PROBLEM_COLUMN = "problem_index"
 CSV_COLUMNS += (PROBLEM_COLUMN,)
 INT_COLUMNS.add(PROBLEM_COLUMN)
+# benchdnn's --dir of the row (spec.DIRECTIONS): a BWD_* row timed the gradients. CSVs of older versions lack it:
+# their rows are forward ones (FWD_B with a bias, FWD_D without).
+DIRECTION_COLUMN = "direction"
+CSV_COLUMNS += (DIRECTION_COLUMN,)
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 
@@ -163,6 +167,7 @@ class Result:
             "desc": s.desc, "name": s.name, "mb": s.mb, "g": s.g, "ic": s.ic, "ih": s.ih, "iw": s.iw,
             "oc": s.oc, "oh": s.oh, "ow": s.ow, "kh": s.kh, "kw": s.kw, "sh": s.sh, "sw": s.sw, "ph": s.ph,
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
+            "direction": s.direction,
         }
         out.update(shape_cells(s))
         for f in dataclasses.fields(self):

@@ -58,7 +58,7 @@ class Session:
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
-    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias), "direction": spec.direction}
 
 
 def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
@@ -66,8 +66,10 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
         raise InputError(f"{where} must be an object with a 'desc' string (a benchdnn descriptor).", "session")
     dtype = d.get("dtype") if isinstance(d.get("dtype"), str) else None
     bias = d.get("bias") if isinstance(d.get("bias"), bool) else None
+    # files saved before directions have none: forward (FWD_B, or FWD_D without a bias)
+    direction = d.get("direction") if isinstance(d.get("direction"), str) else None
     try:
-        return parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+        return parse_descriptor(d["desc"], dtype=dtype, bias=bias, direction=direction)
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 
