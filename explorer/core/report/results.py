@@ -68,16 +68,17 @@ INT_COLUMNS |= set(SHAPE_COLUMNS)
 VERIFY_COLUMNS = ("verify_median_ms", "verify_ratio", "verify_script", "verify_note")
 CSV_COLUMNS += VERIFY_COLUMNS
 FLOAT_COLUMNS |= {"verify_median_ms", "verify_ratio"}
+# benchdnn's --dir of the row (spec.DIRECTIONS): a BWD_* row timed the gradients. CSVs of older versions lack it:
+# their rows are forward ones (FWD_B with a bias, FWD_D without). Not the last column: a crash's torn line is
+# told by its missing cells, and a cut inside a last "FWD_B" would leave their count whole.
+DIRECTION_COLUMN = "direction"
+CSV_COLUMNS += (DIRECTION_COLUMN,)
 # A batch's or sweep's row: which problem of its list it measured, 0-based in the whole list (as --shard counts);
 # resume and merge match rows to problems by it, so a descriptor listed twice is two problems. Empty for `run`.
 # CSVs of older versions lack it (read_csv reads them; --resume matches their rows by descriptor, in order).
 PROBLEM_COLUMN = "problem_index"
 CSV_COLUMNS += (PROBLEM_COLUMN,)
 INT_COLUMNS.add(PROBLEM_COLUMN)
-# benchdnn's --dir of the row (spec.DIRECTIONS): a BWD_* row timed the gradients. CSVs of older versions lack it:
-# their rows are forward ones (FWD_B with a bias, FWD_D without).
-DIRECTION_COLUMN = "direction"
-CSV_COLUMNS += (DIRECTION_COLUMN,)
 REQUIRED_COLUMNS = CSV_COLUMNS[: CSV_COLUMNS.index("started_at") + 1]
 
 

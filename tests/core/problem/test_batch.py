@@ -57,7 +57,8 @@ def test_lines_names_comments_and_options():
     # --mb=0 means the descriptor's own mb; --dt=f16:...
     assert (pts[14].spec.mb, pts[14].spec.dtype) == (3, "f16")
     assert pts[16].refused and pts[16].error.startswith("line 16: --cfg=u8s8u8 (set on line 15): ")
-    assert pts[18].refused and "--dir=BWD_WB" in pts[18].error and "forward" in pts[18].error
+    # --dir=BWD_WB is honoured: the line runs as the backward by weights and bias (benchdnn's bias on)
+    assert not pts[18].refused and (pts[18].spec.direction, pts[18].spec.bias) == ("BWD_WB", True)
     assert pts[20].skipped and pts[20].error.startswith("line 20: g=3 does not divide ic=8")
 
 
@@ -65,11 +66,11 @@ def test_refused_problems_are_listed_by_word_and_line():
     """Issue 32: a batch's options follow the same rule as a line: every problem whose options are not
     honoured is a refused point naming the word, the line that set it, and why (was: `ignored` and timed)."""
     b = parse_batch(TEXT, "t.txt")
-    assert [p.line for p in b.refused] == [9, 16, 18]
+    assert [p.line for p in b.refused] == [9, 16]  # line 18's --dir=BWD_WB is honoured (a backward row)
     assert all(p.spec is None and p.skipped for p in b.refused)  # nothing refused is timed
     lines = b.refused_lines()
-    assert len(lines) == 3 and lines[0].startswith("  refused 1 problem (t.txt:9): --stag=axb (set on line 8): ")
-    assert b.refused_sentence().startswith("t.txt line 9: --stag=axb") and "(3 refused problems in all" in \
+    assert len(lines) == 2 and lines[0].startswith("  refused 1 problem (t.txt:9): --stag=axb (set on line 8): ")
+    assert b.refused_sentence().startswith("t.txt line 9: --stag=axb") and "(2 refused problems in all" in \
         b.refused_sentence()
     assert parse_batch("ic8ih8oc8kh1").refused_sentence() == ""
 
@@ -112,7 +113,9 @@ def test_cli_overrides_beat_the_file():
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("f32", True, 1)
     assert pts[12].spec.mb == 1 and pts[14].spec.mb == 1
     assert not pts[16].skipped  # --dtype given: the file's data type does not matter
-    assert pts[18].refused  # but a bias setting never makes a backward direction forward
+    # the bias setting of the CLI beats the file; the line's --dir=BWD_WB stays a backward row
+    assert (pts[18].spec.direction, pts[18].spec.bias) == ("BWD_WB", True)
+    assert parse_batch(TEXT, bias=False).points[8].skipped  # BWD_WB without a bias: one sentence, not timed
 
 
 def test_bad_mb_option_and_inline_options():
