@@ -161,7 +161,7 @@ def cmd_trace(args) -> int:
     paths = paths_arg(args.paths)
     check_memory(spec, paths)  # refused before allocating, as `run` does: one sentence, exit 2
     tensors = Tensors.make(spec)
-    out: dict = {"desc": spec.descriptor(), "dtype": spec.dtype, "paths": {}, "summary": {}, "errors": {}}
+    out: dict = {"desc": spec.descriptor(), "dtype": spec.dtype, "direction": spec.direction, "paths": {}, "summary": {}, "errors": {}}
     for path in paths:
         try:
             ins = inspect_path(spec, path, tensors)
@@ -173,7 +173,7 @@ def cmd_trace(args) -> int:
     if args.json:
         print(strict_json(out))
         return 0
-    print(f"{spec.descriptor()}  dtype={spec.dtype}")
+    print(f"{spec.descriptor()}  dtype={spec.dtype}  direction={spec.direction}")
     for path in paths:
         print(f"\n{path}:")
         if path in out["errors"]:
@@ -185,7 +185,8 @@ def cmd_trace(args) -> int:
             continue
         for i, p in enumerate(prims, 1):
             fmts = " ".join(f"{k}:{p[k]}" for k in ("src", "wei", "dst") if p.get(k))
-            print(f"  {i}. {p['op']:12s} {p['impl']:28s} {fmts}  {p['time_ms']:.4f} ms")
+            prop = f" ({p['prop']})" if str(p.get("prop") or "").startswith("backward") else ""  # bwd primitives said
+            print(f"  {i}. {p['op']:12s} {p['impl']:28s} {fmts}  {p['time_ms']:.4f} ms{prop}")
         s = out["summary"][path]
         print(f"  conv {s.get('conv_time_ms', 0):.4f} ms, reorders {s.get('reorder_time_ms', 0):.4f} ms "
               f"({plural(s.get('reorder_count', 0), 'reorder')})")

@@ -13,13 +13,13 @@ DESC = "mb1ic8ih8oc8oh8kh3ph1"
 
 
 @pytest.mark.parametrize("argv, word", [
-    (["run", f"--dir=BWD_D {DESC}"], "--dir=BWD_D"),
+    (["run", f"--dir=BWD {DESC}"], "--dir=BWD"),  # not a benchdnn direction (BWD_D is honoured now)
     (["run", f"--attr-post-ops=relu {DESC}"], "--attr-post-ops=relu"),
     (["run", f"--alg=wino {DESC}"], "--alg=wino"),
     (["run", f"--stag=nhwc {DESC}"], "--stag=nhwc"),
     (["run", f"--attr-scales=src:common:0.5 {DESC}"], "--attr-scales=src:common:0.5"),
     (["run", f"--bogus-option=1 {DESC}"], "--bogus-option=1"),
-    (["run", f"--dir=BWD_D {DESC}", "--list"], "--dir=BWD_D"),
+    (["run", f"--dir=FWD {DESC}", "--list"], "--dir=FWD"),
     (["sweep", f"--alg=wino {DESC}", "--vary", "mb=1,2"], "--alg=wino"),
     (["run", "--dt=bf16", DESC], "--dt=bf16"),  # not an abbreviation of --dtype any more
     (["run", f"--dt=f32:bf16:bf16 {DESC}"], "--dt=f32:bf16:bf16"),  # mixed: not timed as its first type

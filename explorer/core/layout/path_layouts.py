@@ -152,4 +152,5 @@ def inspect_path(spec: ConvSpec, path: str, tensors: Tensors | None = None) -> P
     out = prep.call_once()
     with torch.no_grad():
         tr = run_traced(prep.fn, context=prep.context())
+    out = None if spec.backward else out  # a backward call returns its gradients: no conv output to describe
     return PathInspection(path, layouts_of(prep, out, last_conv(tr.primitives), spec.g), tr.primitives, tr.summary)
