@@ -45,7 +45,8 @@ def add_parsers(sub) -> None:
         "sweep", help="run one convolution over values of one or two fields (the full grid)",
         description="Vary one or two fields: --vary g=1,2,4,8 (list), mb=1:64:x2 (geometric), "
                     "ic=16:256:+16 (arithmetic), g=divisors (every g dividing ic and oc). Any spec field, "
-                    "dtype, threads, allocator or isa (isa=avx2,avx512_core: one measuring process per ISA cap).")
+                    "dtype, dir (benchdnn's --dir: dir=FWD_I,BWD_D,BWD_W), threads, allocator or isa "
+                    "(isa=avx2,avx512_core: one measuring process per ISA cap).")
     p.add_argument("desc", help="benchdnn conv descriptor, e.g. mb2ic32ih28oc32oh28kh3ph1")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=VALUES",
                    help="field and values to sweep; give it twice for a grid")
