@@ -74,11 +74,20 @@ def default_preset(presets: list[dict]) -> dict | None:
     return presets[0] if presets else None
 
 
-def parse_pasted(text: str, dtype: str | None, bias: bool | None) -> ConvSpec:
-    """parse_descriptor, keeping the form's dtype/bias unless the pasted line says otherwise
-    (benchdnn --dt/--cfg/--dir, or a oneDNN verbose line's src data type and bia argument)."""
+def parse_pasted(text: str, dtype: str | None, bias: bool | None, direction: str | None = None) -> ConvSpec:
+    """parse_descriptor, keeping the form's dtype/bias/direction unless the pasted line says otherwise
+    (benchdnn --dt/--cfg/--dir, or a oneDNN verbose line's src data type, bia argument and prop kind)."""
     hints = descriptor_hints(text)
-    return parse_descriptor(text, dtype=hints.get("dtype", dtype), bias=hints.get("bias", bias))
+    return parse_descriptor(text, dtype=hints.get("dtype", dtype), bias=hints.get("bias", bias),
+                            direction=hints.get("direction", direction))
+
+
+# The direction box: "FWD" is the forward whose bias box says FWD_B or FWD_D (benchdnn's two names for it).
+DIRECTION_ITEMS = ("FWD", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
+DIRECTION_HELP = {"FWD": "forward (FWD_B with the bias box on, FWD_D off)", "FWD_I": "forward inference",
+                  "BWD_D": "backward by data: the input's gradient alone (aten.convolution_backward)",
+                  "BWD_W": "backward by weights: the weights' gradient alone",
+                  "BWD_WB": "backward by weights and bias: both gradients (needs the bias)"}
 
 
 def _swatch(color: str, size: int = 12) -> QIcon:
@@ -194,6 +203,14 @@ class ParamPanel(QWidget):
         self.bias_check.setChecked(True)  # benchdnn's default direction, FWD_B
         self.bias_check.toggled.connect(self._on_field_edited)
         grid.addWidget(self.bias_check, r, 2)
+        self.direction_combo = QComboBox()  # benchdnn's --dir: a backward one times only the gradients
+        self.direction_combo.setObjectName("direction")
+        for i, d in enumerate(DIRECTION_ITEMS):
+            self.direction_combo.addItem(d)
+            self.direction_combo.setItemData(i, DIRECTION_HELP[d], Qt.ToolTipRole)
+        self.direction_combo.setToolTip("benchdnn's --dir: forward, or a backward direction timed alone.")
+        self.direction_combo.currentTextChanged.connect(self._on_field_edited)
+        grid.addWidget(self.direction_combo, r, 3)
         r += 1
         grid.addWidget(QLabel("name"), r, 0)
         self.name_edit = QLineEdit()
@@ -459,6 +476,7 @@ class ParamPanel(QWidget):
             self._apply_ndims(spec.ndims)
             self.dtype_combo.setCurrentText(spec.dtype)
             self.bias_check.setChecked(spec.bias)
+            self.direction_combo.setCurrentText("FWD" if spec.direction in ("FWD_B", "FWD_D") else spec.direction)
             self.name_edit.setText(spec.name)
             if set_desc:
                 self.desc_edit.setText(spec.descriptor())
@@ -505,7 +523,7 @@ class ParamPanel(QWidget):
         if self._syncing:
             return
         try:
-            spec = parse_pasted(text, self.dtype_combo.currentText(), self.bias_check.isChecked())
+            spec = parse_pasted(text, self.dtype_combo.currentText(), self.bias_check.isChecked(), self._direction())
         except SpecError as e:
             self._set_error(str(e), "desc" if e.field not in self.fields else e.field, desc_error=True)
             return
@@ -545,8 +563,12 @@ class ParamPanel(QWidget):
                 raise SpecError(f"{key} ({help_}) must be a whole number, got {what}.", key) from None
         return ConvSpec(
             **values, ndims=self.ndims(), bias=self.bias_check.isChecked(), dtype=self.dtype_combo.currentText(),
-            name=self.name_edit.text().strip().replace('"', ""),
+            name=self.name_edit.text().strip().replace('"', ""), direction=self._direction(),
         ).normalized()
+
+    def _direction(self) -> str:
+        d = self.direction_combo.currentText()
+        return "FWD_B" if d == "FWD" else d  # FWD_B becomes FWD_D when the bias box is off (ConvSpec's rule)
 
     def _validate(self, update_desc: bool = False) -> None:
         from explorer.core.jobs.options import validate_paths
@@ -586,7 +608,8 @@ class ParamPanel(QWidget):
 
     def _set_error(self, message: str | None, field: str | None, desc_error: bool = False) -> None:
         widgets = dict(self.fields)
-        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit)
+        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit,
+                       direction=self.direction_combo)
         for w in widgets.values():
             w.setStyleSheet("")
         was = self._valid
@@ -615,5 +638,6 @@ class ParamPanel(QWidget):
 
     def field_widget(self, name: str) -> QWidget | None:
         widgets = dict(self.fields)
-        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit)
+        widgets.update(desc=self.desc_edit, dtype=self.dtype_combo, paths=self.paths_box, name=self.name_edit,
+                       direction=self.direction_combo)
         return widgets.get(name)
