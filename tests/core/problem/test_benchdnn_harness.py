@@ -25,7 +25,7 @@ LISTS = {"dir", "dt", "cfg", "bia-dt", "stag", "wtag", "dtag", "strides", "alg",
          "attr-rounding-mode", "attr-deterministic", "attr-dropout", "ctx-init", "ctx-exe"}
 # The only words a problem may carry and still be timed, written out here and not taken from the tool.
 HONOURED = re.compile(
-    r"--(dir=(?i:fwd_[bdi])|(dt|cfg)=(f32|bf16|f16|bf16:bf16:bf16|f16:f16:f16|f32:f32:f32|bf16bf16bf16)"
+    r"--(dir=(?i:fwd_[bdi]|bwd_d|bwd_w|bwd_wb)|(dt|cfg)=(f32|bf16|f16|bf16:bf16:bf16|f16:f16:f16|f32:f32:f32|bf16bf16bf16)"
     r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|[swd]tag=any|alg=(?i:direct)|strides=|attr-post-ops="
     r"|attr-scales=|attr-zero-points=|attr-fpmath=strict|attr-acc-mode=strict|attr-scratchpad=library"
     r"|skip-impl=|impl=|allow-enum-tags-only=\w*|check-ref-impl=\w*)$")
@@ -121,7 +121,9 @@ def _check(name: str) -> dict:
         shape = parse_problem(desc, sizes=False)
         mb = int(value.get("mb") or 0) or shape.mb
         assert (p.spec.dtype, p.spec.bias, p.spec.mb) == (dt, bias, mb), (name, p.line, desc, words)
-        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb) == shape, (name, p.line, desc)
+        assert p.spec.direction == value.get("dir", "FWD_B").upper().replace("FWD_D", "FWD_B" if bias else "FWD_D"), \
+            (name, p.line, desc, words)  # a backward line runs as that backward; FWD_D with a --bia-dt is FWD_B's conv
+        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, direction="FWD_B") == shape, (name, p.line, desc)
         count["honoured"] += 1
     return count
 
