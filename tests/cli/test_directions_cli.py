@@ -35,3 +35,10 @@ def test_a_word_that_is_no_direction_exits_2_with_one_sentence(capsys):
     assert main(["run", f"--dir=BWD_WB {DESC}", "--no-bias", "--list"]) == 2
     err = capsys.readouterr().err
     assert "BWD_WB" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_list_names_a_backward_direction(capsys):
+    assert main(["run", f"--dir=BWD_W {DESC}", "--list"]) == 0
+    assert "BWD_W (the backward alone)" in capsys.readouterr().out
+    assert main(["run", f"--dir=BWD_W {DESC}", "--list", "--json"]) == 0
+    assert '"direction": "BWD_W"' in capsys.readouterr().out

@@ -53,6 +53,7 @@ def spec_facts(s: ConvSpec) -> dict:
         "torch_pad": list(s.torch_padding()[1]) if s.asymmetric else None,
         "dtype": s.dtype,
         "bias": s.bias,
+        "direction": s.direction,
     }
 
 
@@ -85,7 +86,8 @@ def format_entry(e: Entry) -> str:
     if f["pad_r"] != f["pad_l"]:
         pads += f" right {_x(f['pad_r'])}"
     return (f"{where}  {e.spec.descriptor()}  {e.spec.ndims - 2}-D {f['dims']}  in {_x(f['input'])}"
-            f"  k {_x(f['kernel'])}  s {_x(f['stride'])}  {pads}  out {_x(f['output'])}  {ops}")
+            f"  k {_x(f['kernel'])}  s {_x(f['stride'])}  {pads}  out {_x(f['output'])}  {ops}"
+            + (f"  {f['direction']} (the backward alone)" if e.spec.backward else ""))
 
 
 def summary(entries: list[Entry]) -> dict:
