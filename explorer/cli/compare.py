@@ -30,7 +30,8 @@ def cmd_compare(args) -> int:
     head = ("desc", "path", "dtype", "threads", "A median ms", "B median ms", "speedup", "verdict")
     rows = []
     for m in c.matched:
-        desc, path, dtype, threads = m.key
+        desc, path, dtype, threads, direction = m.key
+        path = path if direction == "FWD" else f"{path} {direction}"  # a backward pair says so
         if m.speedup is None:
             ratio = f"{m.a.get('status')}/{m.b.get('status')}"
         elif m.uncertain:
@@ -91,7 +92,7 @@ def _compare_hosts(args) -> int:
         for h in others:
             v, uncertain = c.speedup(k, h)
             ratios.append("-" if v is None else (f"~{v:.3f}x?" if uncertain else f"{v:.3f}x"))
-        table.append((k[0] or "-", k[1] or "-", k[2] or "-", _fmt(k[3], "{}"), *cells, *ratios))
+        table.append((k[0] or "-", (k[1] or "-") + ("" if k[4] == "FWD" else f" {k[4]}"), k[2] or "-", _fmt(k[3], "{}"), *cells, *ratios))
     print(f"hosts side by side; speedup = {c.against} median / host median (above 1: the host is faster); "
           "~x? marks a noisy row (shown, never counted)")
     widths = [max(len(str(x)) for x in col) for col in zip(head, *table)]

@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 
 from explorer.core.report.results import read_csv, row_is_noisy
 
-KEY_COLUMNS = ("desc", "path", "dtype", "threads")
+KEY_COLUMNS = ("desc", "path", "dtype", "threads", "direction")
 NOISE_FLOOR = 0.01  # a difference below 1% is never called a difference
 SPEEDUP_DEFINITION = "speedup = A median / B median (above 1: B is faster)"
 
 
 def row_key(row: dict) -> tuple:
-    return tuple(row.get(k) for k in KEY_COLUMNS)
+    """The matching key. Every forward direction is "FWD" (a CSV written before the column has forward rows, and
+    FWD_B/FWD_D/FWD_I time the same forward): a backward row is never matched with a forward one."""
+    d = str(row.get("direction") or "FWD")
+    return tuple(row.get(k) for k in KEY_COLUMNS[:-1]) + (d if d.startswith("BWD") else "FWD",)
 
 
 def rel_spread(row: dict) -> float | None:

@@ -35,7 +35,7 @@ class HostComparison:
             "speedup": f"speedup = {self.against} median / host median (above 1: the host is faster)",
             "geomean": {h: self.pairs[h].geomean for h in self.hosts[1:]},
             "rows": [
-                {"desc": k[0], "path": k[1], "dtype": k[2], "threads": k[3],
+                {"desc": k[0], "path": k[1], "dtype": k[2], "threads": k[3], "direction": k[4],
                  "median_ms": {h: (self.rows.get((k, h)) or {}).get("median_ms") for h in self.hosts},
                  "speedup": {h: self.speedup(k, h)[0] for h in self.hosts[1:]}}
                 for k in self.keys

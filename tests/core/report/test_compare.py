@@ -20,7 +20,8 @@ def test_matching_ratios_and_geomean():
     b = [row(path="mkldnn", median=4.0), row(median=1.0), row(desc="d2", median=4.0), row(desc="d3")]
     c = compare_rows(a, b, "base", "new")
     assert [(m.key, m.speedup) for m in c.matched] == [
-        (("d1", "dense", "f32", 2), 2.0), (("d1", "mkldnn", "f32", 2), 0.25), (("d2", "dense", "f32", 2), 1.0)]
+        (("d1", "dense", "f32", 2, "FWD"), 2.0), (("d1", "mkldnn", "f32", 2, "FWD"), 0.25),
+        (("d2", "dense", "f32", 2, "FWD"), 1.0)]
     assert [m.verdict for m in c.matched] == ["B faster", "B slower", "no difference"]
     assert c.geomean == pytest.approx((2.0 * 0.25 * 1.0) ** (1 / 3))
     assert [r["dtype"] for r in c.only_a] == ["bf16"]
@@ -51,7 +52,7 @@ def test_rows_that_are_not_ok_match_without_a_ratio():
 def test_json_structure():
     c = compare_rows([row(median=2.0, name="n1"), row(desc="a_only")], [row(median=3.0)], "A.csv", "B.csv")
     j = c.to_json()
-    assert j["a"] == "A.csv" and j["b"] == "B.csv" and j["key"] == ["desc", "path", "dtype", "threads"]
+    assert j["a"] == "A.csv" and j["b"] == "B.csv" and j["key"] == ["desc", "path", "dtype", "threads", "direction"]
     assert j["matched"][0]["speedup"] == pytest.approx(2 / 3) and j["matched"][0]["name"] == "n1"
     assert j["geomean"] == pytest.approx(2 / 3) and "above 1: B is faster" in j["speedup"]
     assert [r["desc"] for r in j["only_a"]] == ["a_only"] and j["only_b"] == []
@@ -66,7 +67,7 @@ def test_compare_csv_files(tmp_path):
     assert [m.speedup for m in c.matched] == [2.0, 1.0]
     assert math.isclose(c.geomean, math.sqrt(2.0))
     assert [r["path"] for r in c.only_a] == ["native"] and [r["threads"] for r in c.only_b] == [2]
-    assert row_key(c.matched[0].a) == (spec.desc, "dense", "f32", 1)
+    assert row_key(c.matched[0].a) == (spec.desc, "dense", "f32", 1, "FWD")
     with pytest.raises(InputError, match="no such file"):
         compare_csv(tmp_path / "a.csv", tmp_path / "missing.csv")
 
@@ -112,3 +113,12 @@ def test_an_isa_what_if_compares_the_same_shapes_as_two_cpus(tmp_path, capsys):
     assert (j["a_isa"], j["b_isa"]) == ("avx2", "avx512_core")
     assert main(["compare", str(paths["a"]), str(paths["b"])]) == 0
     assert "isa: A avx2; B avx512_core" in capsys.readouterr().out
+
+
+def test_a_backward_row_is_never_matched_with_a_forward_one():
+    """Issue 32: BWD_D and the forward of one descriptor are two problems; a CSV without the column is forward."""
+    fwd = {"desc": "mb2ic16ih14oc16kh3ph1", "path": "dense", "dtype": "f32", "threads": 1, "status": "ok",
+           "median_ms": 1.0}
+    old = {k: v for k, v in fwd.items()}  # no direction column: written before it
+    c = compare_rows([{**fwd, "direction": "BWD_D"}, {**fwd, "direction": "FWD_I"}], [old])
+    assert [m.a["direction"] for m in c.matched] == ["FWD_I"] and [r["direction"] for r in c.only_a] == ["BWD_D"]

@@ -18,11 +18,11 @@ def test_speedups_against_the_chosen_host_and_geomean_without_noisy_rows():
             _row("b", "x", 3.0), _row("b", "y", 1.5), _row("b", "z", 1.0, quality="noisy"),
             _row("c", "x", 1.0), _row("c", "y", None, status="error")]
     c = compare_hosts(rows, "x")
-    assert c.hosts == ["x", "y", "z"] and c.keys == [("a", "dense", "f32", 1), ("b", "dense", "f32", 1),
-                                                     ("c", "dense", "f32", 1)]
-    assert c.speedup(("a", "dense", "f32", 1), "y") == (2.0, False)
-    assert c.speedup(("b", "dense", "f32", 1), "z") == (3.0, True)  # shown, uncertain
-    assert c.speedup(("c", "dense", "f32", 1), "y") == (None, False)
+    assert c.hosts == ["x", "y", "z"] and c.keys == [("a", "dense", "f32", 1, "FWD"), ("b", "dense", "f32", 1, "FWD"),
+                                                     ("c", "dense", "f32", 1, "FWD")]
+    assert c.speedup(("a", "dense", "f32", 1, "FWD"), "y") == (2.0, False)
+    assert c.speedup(("b", "dense", "f32", 1, "FWD"), "z") == (3.0, True)  # shown, uncertain
+    assert c.speedup(("c", "dense", "f32", 1, "FWD"), "y") == (None, False)
     assert c.pairs["y"].geomean == pytest.approx(2.0)
     assert c.pairs["z"].geomean == pytest.approx(0.5)  # the noisy pair is not counted
     again = compare_hosts(rows, "y")
