@@ -8,7 +8,8 @@ identities as the run in one go. A CSV of an older version (no problem_index) is
 list order (the k-th row of a descriptor and path is its k-th line) and rewritten with the column.
 
 merge streams: headers first (all of them, before anything is written), then row by row into a temp file
-renamed over the target, so its memory does not grow with the pieces.
+renamed over the target, so its memory does not grow with the pieces' text (a hash per row is kept: a
+problem found in two pieces, e.g. one shard merged under two names, is refused, as a run holds it once).
 """
 
 from __future__ import annotations
@@ -257,6 +258,43 @@ def _open_temp(target: Path):
     return tmp, os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
+def _identity_of_cells(header: list[str]):
+    """cells -> the row's identity (as row_identity), or None when the CSV has no problem list (a `run` CSV)."""
+    if PROBLEM_COLUMN not in header:
+        return None
+    at = {c: header.index(c) for c in header}
+    cols = [at[PROBLEM_COLUMN]] + [at.get(k) for k in IDENTITY_COLUMNS + ("path", "host")]
+
+    def identity(cells: list[str]) -> tuple | None:
+        if cells[cols[0]] == "":
+            return None
+        return (_index_cell(cells[cols[0]]),) + tuple("" if i is None else cells[i] for i in cols[1:])
+
+    return identity
+
+
+def _first_holder(paths: list[str], identity, key: tuple, upto: tuple[int, int]) -> tuple[str, int] | None:
+    """(piece, line) of the first row with this identity before piece/line `upto`; None (a hash collision)."""
+    for k, p in enumerate(paths[: upto[0] + 1]):
+        with _reader(p) as rows:
+            next(rows, None)
+            for cells in rows:
+                if (k, rows.line_num) >= upto:
+                    return None
+                if identity(cells) == key:
+                    return p, rows.line_num
+    return None
+
+
+def _twice(p: str, lineno: int, key: tuple, first: tuple[str, int]) -> InputError:
+    index, name, desc, dtype, vary, path, host = key
+    what = f"problem {index} ({_says((name, desc, dtype, vary))}) on path {path!r}" + (f" of host {host}" if host else "")
+    where = "that piece's" if first[0] == p else f"{first[0]!r}"
+    return InputError(f"{p!r} line {lineno} is {what}, which {where} line {first[1]} already holds: pieces of one run "
+                      "hold each problem once (to set two runs of one list side by side, use `compare`); nothing was "
+                      "written.", "csv")
+
+
 def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
     """Join CSV pieces of one kind of run into `out`, row by row; refuse pieces whose columns differ, a piece
     given twice and one that is not a regular file. `out` appears only complete. Returns the row count."""
@@ -265,6 +303,8 @@ def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
     check_writable(out, overwrite=overwrite)
     header = _check_pieces(paths, out)
     status = header.index("status")
+    identity = _identity_of_cells(header)
+    seen: set[int] = set()  # the identities' hashes, not the tuples: a million rows cost tens of MB, not hundreds
     target = Path(out)
     tmp, f = _open_temp(target)
     count = 0
@@ -272,7 +312,7 @@ def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
         with f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(header)
-            for p in paths:
+            for k, p in enumerate(paths):
                 with _reader(p) as rows:
                     next(rows, None)
                     for cells in rows:
@@ -283,6 +323,14 @@ def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
                         if cells[status] not in STATUSES:
                             raise InputError(f"{p!r} line {lineno}: status {cells[status][:40]!r} is not one of "
                                              f"{', '.join(STATUSES)}; nothing was written.", "csv")
+                        key = identity(cells) if identity else None
+                        if key is not None:
+                            h = hash(key)
+                            if h in seen:  # the same problem twice, or (rarely) a hash collision: look it up
+                                first = _first_holder(paths, identity, key, (k, lineno))
+                                if first is not None:
+                                    raise _twice(p, lineno, key, first)
+                            seen.add(h)
                         w.writerow(cells)
                         count += 1
             f.flush()
