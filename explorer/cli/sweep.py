@@ -19,6 +19,7 @@ from explorer.cli.common import (
     close_timeline,
     isa_note,
     measured_events,
+    network_total_json,
     open_timeline,
     plural,
     positive_int_arg,
@@ -159,17 +160,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     if quiet:
         out = {"results": json_rows}
         if totals:
-            from dataclasses import asdict
-
-            from explorer.core.problem.batch import batch_summary
-
-            summ = batch_summary(brief, "dense")  # every row of the CSV, as the table's total
-            out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
-                                    "weighting": "each layer x its *N count",
-                                    "noise_rule": "speedup and geomean leave out layers where either row is "
-                                                  "noisy (uncertain); a total with noisy > 0 sums noisy rows; "
-                                                  "speedup is the ratio of the two totals only when same_rows",
-                                    "paths": [asdict(t) for t in summ.totals.values()]}
+            out["network_total"] = network_total_json(brief)  # every row of the CSV, as the table's total
         print(strict_json(out))
     return 0
 
@@ -273,7 +264,7 @@ def cmd_batch(args) -> int:
 
     _note_plan(plan, args)
     if args.cluster:
-        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json)
+        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json, totals=True)
     else:
         rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
                          resumed=plan.rows)
