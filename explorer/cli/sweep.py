@@ -94,6 +94,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     # What a batch's network total needs of each row: every row of the CSV, the resumed ones too.
     brief: list[dict] = [{k: r.get(k) for k in _BRIEF} for r in (resumed or [])]
     isas: list[str] = []  # oneDNN's ISA of the rows, read back
+    n_refused = 0
 
     def note(msg: str) -> None:
         if not quiet:
@@ -110,7 +111,10 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 st = "refused" if ev.point.refused else "skipped"
                 if not ev.point.refused:  # refusals are listed, grouped, before the first run and at the end
                     note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  {st}: {ev.point.error}")
-                table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
+                if ev.point.refused:  # grouped on stderr, before and after: a harness file's thousands of
+                    n_refused += 1    # refusals would bury the table's measured rows
+                else:
+                    table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
                 sink.add(ev.row)
@@ -136,9 +140,12 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                     json_rows.append(r.row())
                 sink.add(r)  # last: on a write error the row is still in the table and the recovery copy
     finally:
-        if not quiet and (table or (totals and resumed)):
+        if not quiet and (table or n_refused or (totals and resumed)):
             if table:
                 print(_format_table(label_cols, table, dense))
+            if n_refused:
+                print(f"{plural(n_refused, 'refused problem')} not in the table: not timed, each named on stderr"
+                      + (" (their rows, status refused, are in the CSV)" if sink_path else ""))
             if totals and brief:
                 from explorer.core.problem.batch import batch_summary
 
