@@ -361,8 +361,9 @@ def fleet_plan(points: list, args, source: str = "this list") -> Plan:
     return out
 
 
-def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> int:
-    """Measure the plan's points on the cluster at args.cluster; exit 3 (a fault) when a problem went missing."""
+def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool, totals: bool = False) -> int:
+    """Measure the plan's points on the cluster at args.cluster; exit 3 (a fault) when a problem went missing.
+    `totals`: a batch's network total over every row of the CSV (one per host with --every-host)."""
     from explorer.core.fleet.cluster import ClusterMissing, ClusterRows, ClusterStarted, connect, run_points
     from explorer.core.fleet.hosts import CLUSTER_COLUMNS
     from explorer.core.fleet.pieces import point_done
@@ -423,18 +424,56 @@ def run_on_cluster(p: Plan, args, label_cols: tuple, label_of, quiet: bool) -> i
             warn = warning_line([{"quality": r[-2] or "", "quality_reason": r[-1]} for r in table])
             if warn:
                 print(warn)
+            if totals:
+                print("\n".join(_cluster_totals(p.rows + new_rows, args.every_host)))
             print(allocator_note(opts.allocator), file=sys.stderr)
         if sink is not None and p.target and not quiet and not writing_failed():
             print(f"wrote {sink.count} rows to {p.target}", file=sys.stderr)
     if quiet:
-        print(strict_json({"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]}
-                                                            for m in missing]}))
+        out = {"results": new_rows, "missing": [{"problem": m[0], "host": m[1], "reason": m[2]} for m in missing]}
+        if totals:  # as a local batch's; with --every-host a list, one per host
+            per = {h: network_total_json(mine) for h, mine in _host_rows(p.rows + new_rows, args.every_host).items()}
+            out["network_total"] = per[""] if "" in per else [{"host": h, **t} for h, t in per.items()]
+        print(strict_json(out))
     if missing:
         how = (f"to measure them: `{resume_command(getattr(args, 'argv', None), p.target)}`" if p.target else
                "run it again with --csv FILE to keep the rows of a run")
         print(f"{plural(len(missing), 'problem')} went missing; {how}.", file=sys.stderr)
         return EXIT_FAULT
     return 0
+
+
+def network_total_json(rows) -> dict:
+    """A batch's network total for --json (rows: Results or CSV row dicts)."""
+    from dataclasses import asdict
+
+    from explorer.core.problem.batch import batch_summary
+
+    summ = batch_summary(rows, "dense")
+    return {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
+            "weighting": "each layer x its *N count",
+            "noise_rule": "speedup and geomean leave out layers where either row is noisy (uncertain); a total "
+                          "with noisy > 0 sums noisy rows; speedup is the ratio of the two totals only when same_rows",
+            "paths": [asdict(t) for t in summ.totals.values()]}
+
+
+def _host_rows(rows: list[dict], every_host: bool) -> dict[str, list[dict]]:
+    """{'': rows}, or with --every-host {host: its rows} (a skipped line's row, host '', belongs to each), as
+    each host measured the whole batch."""
+    if not every_host:
+        return {"": rows}
+    hosts = sorted({r.get("host") for r in rows if r.get("host")})
+    return {h: [r for r in rows if r.get("host") in (h, "", None)] for h in hosts}
+
+
+def _cluster_totals(rows: list[dict], every_host: bool) -> list[str]:
+    """The batch's network total over these rows; with --every-host one per host."""
+    from explorer.core.problem.batch import batch_summary
+
+    out = []
+    for h, mine in _host_rows(rows, every_host).items():
+        out += ([f"host {h}:"] if h else []) + batch_summary(mine, "dense").lines()
+    return out
 
 
 def cluster_table(label_cols: tuple, table: list[tuple]) -> str:

@@ -19,6 +19,7 @@ from explorer.cli.common import (
     close_timeline,
     isa_note,
     measured_events,
+    network_total_json,
     open_timeline,
     plural,
     positive_int_arg,
@@ -94,6 +95,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     # What a batch's network total needs of each row: every row of the CSV, the resumed ones too.
     brief: list[dict] = [{k: r.get(k) for k in _BRIEF} for r in (resumed or [])]
     isas: list[str] = []  # oneDNN's ISA of the rows, read back
+    n_refused = 0
 
     def note(msg: str) -> None:
         if not quiet:
@@ -110,7 +112,10 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                 st = "refused" if ev.point.refused else "skipped"
                 if not ev.point.refused:  # refusals are listed, grouped, before the first run and at the end
                     note(f"[{ev.progress.done}/{ev.progress.total}] {label_of(ev.point)}  {st}: {ev.point.error}")
-                table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
+                if ev.point.refused:  # grouped on stderr, before and after: a harness file's thousands of
+                    n_refused += 1    # refusals would bury the table's measured rows
+                else:
+                    table.append((label_of(ev.point, cols=True), "-", st, ev.point.error, None, None, None))
                 if quiet:
                     json_rows.append(ev.row)
                 sink.add(ev.row)
@@ -136,9 +141,12 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
                     json_rows.append(r.row())
                 sink.add(r)  # last: on a write error the row is still in the table and the recovery copy
     finally:
-        if not quiet and (table or (totals and resumed)):
+        if not quiet and (table or n_refused or (totals and resumed)):
             if table:
                 print(_format_table(label_cols, table, dense))
+            if n_refused:
+                print(f"{plural(n_refused, 'refused problem')} not in the table: not timed, each named on stderr"
+                      + (" (their rows, status refused, are in the CSV)" if sink_path else ""))
             if totals and brief:
                 from explorer.core.problem.batch import batch_summary
 
@@ -160,17 +168,7 @@ def _run_points(points, args, label_cols, label_of, sink_path, quiet, totals: bo
     if quiet:
         out = {"results": json_rows}
         if totals:
-            from dataclasses import asdict
-
-            from explorer.core.problem.batch import batch_summary
-
-            summ = batch_summary(brief, "dense")  # every row of the CSV, as the table's total
-            out["network_total"] = {"baseline": summ.baseline, "layers": summ.layers, "instances": summ.instances,
-                                    "weighting": "each layer x its *N count",
-                                    "noise_rule": "speedup and geomean leave out layers where either row is "
-                                                  "noisy (uncertain); a total with noisy > 0 sums noisy rows; "
-                                                  "speedup is the ratio of the two totals only when same_rows",
-                                    "paths": [asdict(t) for t in summ.totals.values()]}
+            out["network_total"] = network_total_json(brief)  # every row of the CSV, as the table's total
         print(strict_json(out))
     return 0
 
@@ -274,7 +272,7 @@ def cmd_batch(args) -> int:
 
     _note_plan(plan, args)
     if args.cluster:
-        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json)
+        rc = run_on_cluster(plan, args, ("line", "name", "desc"), label_of, args.json, totals=True)
     else:
         rc = _run_points(plan.points, args, ("line", "name", "desc"), label_of, plan.target, args.json, totals=True,
                          resumed=plan.rows)

@@ -122,13 +122,14 @@ def lock_output(target: str | os.PathLike, field: str = "csv") -> OutputLock:
         return OutputLock(held)
 
 
-def _take(target, key: str, field: str) -> _Held:
-    lock = lock_path(target)
+def _locked_fd(target, lock: str, field: str) -> int:
+    """An fd of `lock` holding its exclusive flock, waiting up to WAIT_S; the refusal naming the holder after."""
     deadline = time.monotonic() + WAIT_S
     while True:
         fd = _open_lock(lock, field)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
         except BlockingIOError:
             if time.monotonic() < deadline:
                 os.close(fd)
@@ -137,6 +138,12 @@ def _take(target, key: str, field: str) -> _Held:
             err = _refusal(target, fd, field)
             os.close(fd)
             raise err from None
+
+
+def _take(target, key: str, field: str) -> _Held:
+    lock = lock_path(target)
+    while True:
+        fd = _locked_fd(target, lock, field)
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(lock, follow_symlinks=False))
         except FileNotFoundError:
@@ -166,18 +173,5 @@ def refuse_if_locked(target: str | os.PathLike, field: str = "csv") -> None:
     with _guard:
         if key in _held or not os.path.lexists(lock):
             return
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            fd = _open_lock(lock, field)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() < deadline:
-                    os.close(fd)
-                    time.sleep(0.02)
-                    continue
-                err = _refusal(target, fd, field)
-                os.close(fd)
-                raise err from None
-            os.close(fd)  # free: a stale file of a process that died; the next writer takes it over
-            return
+        fd = _locked_fd(target, lock, field)
+        os.close(fd)  # free: a stale file of a process that died; the next writer takes it over

@@ -3,6 +3,7 @@
 Every test reads which rows arrived and from which host; timings are never asserted.
 """
 
+import json
 import logging
 import os
 import signal
@@ -61,7 +62,13 @@ def test_spread_gives_every_row_once_with_its_host(cluster, batch17, tmp_path, c
     assert _names(rows) == sorted(f"l{i}" for i in range(N))
     assert {r["host"] for r in rows} <= _labels(workers) and all(r["worker"] in workers for r in rows)
     assert all(r["cpu"] and r["isa"] and r["torch_version"] and r["onednn_version"] for r in rows)
-    assert "2 measuring workers" in capsys.readouterr().err
+    got = capsys.readouterr()
+    assert "2 measuring workers" in got.err
+    # The batch's network total, as a local batch prints it (old main printed none on a cluster).
+    assert f"network total, each layer x its *N count ({N} layers" in got.out, got.out
+    assert main(["batch", batch17, "--cluster", address, *FAST, "--json"]) == 0
+    total = json.loads(capsys.readouterr().out)["network_total"]
+    assert total["layers"] == N and total["paths"][0]["path"] == "dense"
 
 
 def test_every_host_gives_every_row_once_per_worker_and_resumes_per_host(cluster, batch17, tmp_path, capsys):
@@ -79,7 +86,12 @@ def test_every_host_gives_every_row_once_per_worker_and_resumes_per_host(cluster
     assert out.read_text().startswith("".join(lines[:-5]))
     again = read_csv(out)
     assert sorted(row_identity(r, True) for r in again) == sorted(row_identity(r, True) for r in rows)
-    assert "5 tasks" in capsys.readouterr().err
+    got = capsys.readouterr()
+    assert "5 tasks" in got.err
+    # One network total per host, over every row of the CSV (the resumed ones too): each host ran the batch.
+    for h in labels:
+        at = got.out.index(f"host {h}:")
+        assert got.out[at:].splitlines()[1].startswith(f"network total, each layer x its *N count ({N} layers")
     # Hosts side by side: each host's median, the other's speedup against the chosen one.
     first = sorted(labels)[0]
     assert main(["compare", str(out), "--against", first]) == 0

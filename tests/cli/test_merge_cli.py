@@ -62,3 +62,23 @@ def test_merge_refuses_inputs_that_are_not_regular_files(tmp_path):
     _refused(explorer("merge", a, b, "--csv", "m.csv", cwd=tmp_path), "b.csv' line 3: wrong number of cells")
     assert not (tmp_path / "m.csv").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_merge_refuses_a_problem_that_two_pieces_hold(tmp_path):
+    # Old main wrote both rows: the merged CSV held shard 0's problem twice, and resume, totals and compare
+    # then counted it twice. A copy of a shard under another name is the common way to get there.
+    a = _piece(tmp_path / "a.csv", ("dense", "mkldnn"), 0)
+    b = _piece(tmp_path / "b.csv", ("dense",), 1)
+    (tmp_path / "a-copy.csv").write_text((tmp_path / a).read_text())
+    res = explorer("merge", a, b, "a-copy.csv", "--csv", "m.csv", cwd=tmp_path)
+    _refused(res, "'a-copy.csv' line 2 is problem 0")
+    assert "'a.csv' line 2 already holds" in res.stderr and "path 'dense'" in res.stderr, res.stderr
+    assert not (tmp_path / "m.csv").exists() and not list(tmp_path.glob(".m.csv*"))
+    # The same problem on another path is not a repeat; neither are rows of `run` (no problem list).
+    c = _piece(tmp_path / "c.csv", ("native",), 0)
+    assert explorer("merge", a, b, c, "--csv", "ok.csv", cwd=tmp_path).returncode == 0
+    spec = parse_descriptor("mb1ic4ih6oc8kh3ph1")
+    for n in ("r1.csv", "r2.csv"):
+        (tmp_path / n).write_text(rows_to_csv_text([Result(spec=spec, path="dense", threads=1, median_ms=0.5).row()]))
+    res = explorer("merge", "r1.csv", "r2.csv", "--csv", "runs.csv", cwd=tmp_path)
+    assert res.returncode == 0 and "wrote 2 rows" in res.stderr, res.stderr

@@ -8,7 +8,8 @@ identities as the run in one go. A CSV of an older version (no problem_index) is
 list order (the k-th row of a descriptor and path is its k-th line) and rewritten with the column.
 
 merge streams: headers first (all of them, before anything is written), then row by row into a temp file
-renamed over the target, so its memory does not grow with the pieces.
+renamed over the target, so its memory does not grow with the pieces' text (an 8-byte hash per row is kept:
+a problem found in two pieces, e.g. one shard merged under two names, is refused, as a run holds it once).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ import io
 import os
 import secrets
 import stat
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from explorer.core.errors import InputError
 from explorer.core.files import check_writable, refuse_special, same_output
@@ -257,6 +261,52 @@ def _open_temp(target: Path):
     return tmp, os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
+def _identity_of_cells(header: list[str]):
+    """cells -> the row's identity (as row_identity), or None when the CSV has no problem list (a `run` CSV)."""
+    if PROBLEM_COLUMN not in header:
+        return None
+    at = {c: header.index(c) for c in header}
+    cols = [at[PROBLEM_COLUMN]] + [at.get(k) for k in IDENTITY_COLUMNS + ("path", "host")]
+
+    def identity(cells: list[str]) -> tuple | None:
+        if cells[cols[0]] == "":
+            return None
+        return (_index_cell(cells[cols[0]]),) + tuple("" if i is None else cells[i] for i in cols[1:])
+
+    return identity
+
+
+def _repeated(paths: list[str], identity, hashes) -> tuple[str, int, tuple, tuple[str, int]] | None:
+    """(piece, line, identity, (piece, line) of its first row) of the first row whose identity an earlier row
+    has; None when none does. `hashes` are every row's identity hash: only rows whose hash repeats are looked
+    at again, so a million rows cost 8 MB here."""
+    h = np.sort(np.frombuffer(hashes, dtype=np.int64)) if len(hashes) else np.zeros(0, np.int64)
+    twice = set(h[1:][h[1:] == h[:-1]].tolist())
+    if not twice:
+        return None
+    first: dict[tuple, tuple[str, int]] = {}
+    for p in paths:
+        with _reader(p) as rows:
+            next(rows, None)
+            for cells in rows:
+                key = identity(cells)
+                if key is None or hash(key) not in twice:
+                    continue
+                if key in first:
+                    return p, rows.line_num, key, first[key]
+                first[key] = (p, rows.line_num)
+    return None  # equal hashes of different identities
+
+
+def _twice(p: str, lineno: int, key: tuple, first: tuple[str, int]) -> InputError:
+    index, name, desc, dtype, vary, path, host = key
+    what = f"problem {index} ({_says((name, desc, dtype, vary))}) on path {path!r}" + (f" of host {host}" if host else "")
+    where = "that piece's" if first[0] == p else f"{first[0]!r}"
+    return InputError(f"{p!r} line {lineno} is {what}, which {where} line {first[1]} already holds: pieces of one run "
+                      "hold each problem once (to set two runs of one list side by side, use `compare`); nothing was "
+                      "written.", "csv")
+
+
 def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
     """Join CSV pieces of one kind of run into `out`, row by row; refuse pieces whose columns differ, a piece
     given twice and one that is not a regular file. `out` appears only complete. Returns the row count."""
@@ -265,6 +315,8 @@ def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
     check_writable(out, overwrite=overwrite)
     header = _check_pieces(paths, out)
     status = header.index("status")
+    identity = _identity_of_cells(header)
+    hashes = array("q")  # each row's identity hash, checked for repeats before the merge is renamed into place
     target = Path(out)
     tmp, f = _open_temp(target)
     count = 0
@@ -283,10 +335,16 @@ def merge_csvs(paths: list[str], out: str, overwrite: bool = False) -> int:
                         if cells[status] not in STATUSES:
                             raise InputError(f"{p!r} line {lineno}: status {cells[status][:40]!r} is not one of "
                                              f"{', '.join(STATUSES)}; nothing was written.", "csv")
+                        key = identity(cells) if identity else None
+                        if key is not None:
+                            hashes.append(hash(key))
                         w.writerow(cells)
                         count += 1
             f.flush()
             os.fsync(f.fileno())
+        repeat = _repeated(paths, identity, hashes) if identity else None
+        if repeat:
+            raise _twice(*repeat)
         refuse_special(target)  # it may have become a link or a device while we wrote
         os.replace(tmp, target)
     except BaseException:

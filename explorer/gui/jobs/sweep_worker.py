@@ -83,6 +83,8 @@ def points_job(points, opts, csv_path=None, emit_interval_s: float = 0.05, ctx=N
         try:
             sink = CsvSink(csv_path)
             sink.flush()  # the header is on disk before the first point runs
+            if csv_path:
+                yield "csv_ready", (str(csv_path),)
             for ev in w.events("points", points, opts, ctx=ctx, keep_details=False, allocator=opts.allocator, isa=opts.isa):
                 if isinstance(ev, Samples):
                     lv = state["live"]
@@ -181,6 +183,8 @@ def cluster_points_job(points, opts, address: str, csv_path=None) -> Job:
             yield "cluster_ready", (dict(started.hosts),)
             sink = CsvSink(csv_path, CLUSTER_COLUMNS)
             sink.flush()
+            if csv_path:
+                yield "csv_ready", (str(csv_path),)
             t0, total, n_rows, missing = time.monotonic(), len(points), 0, 0
             skipped = [p for p in points if p.skipped]
             first: list[SweepRow] = []
@@ -242,12 +246,22 @@ class SweepController(JobController):
     cluster_ready = Signal(object)  # {worker address: host label}: the cluster answered, the sweep begins
     cluster_note = Signal(str)  # a point finished (or went missing) on the cluster, one line
     point_missing = Signal(int, str)  # a cluster sweep's point whose task failed for good: index, reason
+    csv_ready = Signal(str)  # the CSV's header is on disk: the rows go there (a CSV that cannot open never says so)
     signals = ("sweep_started", "point_started", "rows_ready", "progress", "live", "cluster_ready", "cluster_note",
-               "point_missing")
+               "point_missing", "csv_ready")
     SHUTDOWN_MS = 10_000
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.csv_written = ""  # the CSV this job's rows are in; "" until it opened
+        self.csv_ready.connect(self._on_csv_ready)
+
+    def _on_csv_ready(self, path: str) -> None:
+        self.csv_written = path
 
     def start(self, points, opts, csv_path=None, ctx=None, cluster: str = "") -> bool:
         """A local sweep, or with `cluster` (a Dask scheduler's address) the same sweep on its workers."""
+        self.csv_written = ""
         if cluster:
             return self.start_job(cluster_points_job(points, opts, cluster, csv_path), "sweep")
         return self.start_job(points_job(points, opts, csv_path, ctx=ctx), "sweep")

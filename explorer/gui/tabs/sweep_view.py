@@ -683,8 +683,8 @@ class SweepView(QWidget):
         if lost:  # their tasks failed for good on the cluster: said, never drawn as measured
             msg += (f" {len(lost)} point{'s' if len(lost) != 1 else ''} went missing on the cluster ({lost[0][1]}); "
                     "run the sweep again for them.")
-        if self.csv_path:
-            msg += f" Rows are in {self.csv_path}."
+        if self.controller.csv_written:  # never named when it could not be opened
+            msg += f" Rows are in {self.controller.csv_written}."
         self.live_label.setText(msg)
         self.eta_label.setText("")
         self.error = ""

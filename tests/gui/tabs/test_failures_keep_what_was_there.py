@@ -87,6 +87,7 @@ def test_a_sweep_that_fails_before_any_row_keeps_the_last_sweep_and_says_why(mak
         assert sv.run()
     sv.redraw_now()
     assert "Sweep failed" in sv.live_label.text() and "last sweep (4 rows)" in sv.live_label.text()
+    assert "Rows are in" not in sv.live_label.text()  # old main named the folder that could not be opened
     assert sv.results() == good  # the last sweep's rows, in the session and the charts
     assert all(sv.line.point_count(p) == 2 for p in ("dense", "mkldnn"))
     assert sv.export_button.isEnabled()

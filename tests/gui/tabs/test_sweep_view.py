@@ -84,6 +84,7 @@ def test_one_field_sweep_draws_one_curve_per_path(make_view, qtbot, tmp_path):
     assert set(v.speedup.curves) == {"mkldnn"}  # baseline dense
     rows = read_csv(csv)
     assert len(rows) == 8 and {r["vary"] for r in rows} == {"g=1", "g=2", "g=4", "g=8"}
+    assert f"Rows are in {csv}." in v.live_label.text()
     # hover shows the exact row
     xs, ys, texts = v.line._hover_pts
     from PySide6.QtCore import QPointF
