@@ -28,6 +28,7 @@ from pathlib import Path
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
+from explorer.core.problem.post_ops import canonical as canonical_post_ops
 from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
 
@@ -261,7 +262,8 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
         try:
-            spec = base.replace(dtype=dt, bias=bias, **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
+            spec = base.replace(dtype=dt, bias=bias, post_ops="" if why else canonical_post_ops(value.get("attr-post-ops") or ""),
+                                **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)
             continue

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from explorer.core.problem import post_ops
+
 FLOAT_DTS = ("f32", "bf16", "f16")
 FORWARD_DIRS = ("FWD_B", "FWD_D", "FWD_I")
 _CFG_DT = {"f32": "f32", "f16": "f16", "bf16bf16bf16": "bf16"}  # legacy --cfg names with one data type
@@ -44,6 +46,7 @@ class Option:
     instead: str = "the conv without it"  # what is timed if the word is dropped
     listable: bool = True  # benchdnn takes a comma-separated list (a batch expands it)
     batch_only: bool = False  # carries over between lines: only a batch file has it
+    reason: Callable[[str], str] | None = None  # value -> why it is refused, when that depends on the value
 
     @property
     def status(self) -> str:
@@ -64,7 +67,7 @@ def _default_only(*defaults: str, case: bool = False) -> Callable[[str], bool]:
 
 _TAG_WHY = ("memory formats are what each path uses (dense NCHW, channels_last, the MKLDNN blocked formats: "
             "see `layout`), not set by the line")
-_ATTR_WHY = "attributes are not applied: this tool times the plain conv, not fused post-ops, scales or zero points"
+_ATTR_WHY = "attributes are not applied: this tool times the conv without scales or zero points"
 _KNOB_WHY = "benchdnn's own timing settings; this tool times with its own (--threads, --budget-ms, --isa)"
 _HARNESS_WHY = "steers only benchdnn's own checking or printing, not the problem or how it is timed"
 
@@ -103,8 +106,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(("alg",), "default only: `direct` (PyTorch's CPU convs never use winograd)",
            "PyTorch never asks oneDNN for winograd or for its automatic choice: the algorithm cannot be forced",
            _default_only("direct"), "--alg=direct", "--alg=wino", instead="PyTorch's direct conv"),
-    Option(("attr-post-ops",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-post-ops=",
-           "--attr-post-ops=relu"),
+    Option(("attr-post-ops",), "eltwise relu[:alpha], gelu_erf, gelu_tanh, logistic/sigmoid, tanh, swish:alpha/silu, "
+           "clip:lo:hi/hardtanh, elu[:alpha], and sum[:scale] (the residual add), chained with `+`: the "
+           "`post_ops` column; eager paths run them as PyTorch code after the conv, the routes fuse them",
+           "binary post-ops with a second tensor, prelu, the fused depthwise `dw` and other eltwise kinds are "
+           "not timed", lambda v: post_ops.refusal(v) == "", "--attr-post-ops=sum+relu",
+           "--attr-post-ops=add:f32", reason=post_ops.refusal),
     Option(("attr-scales",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-scales=",
            "--attr-scales=src:common:0.5"),
     Option(("attr-zero-points",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-zero-points=",
@@ -192,7 +199,8 @@ def option_refusal(word: str, in_batch: bool = False) -> str:
                 f"or --vary.")
     if opt.ok(value):
         return ""
-    return f"{shown}: {opt.why}; drop the word to time {opt.instead}."
+    why = opt.reason(value) if opt.reason is not None else opt.why
+    return f"{shown}: {why}; drop the word to time {opt.instead}."
 
 
 def split_values(word: str) -> list[str]:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from explorer.core.errors import SpecError
-from explorer.core.problem import benchdnn_options
+from explorer.core.problem import benchdnn_options, post_ops
 
 DTYPES = ("f32", "bf16", "f16")
 SPATIAL_KEYS = ("ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
@@ -124,6 +124,8 @@ class ConvSpec:
     pd_r: int | None = None
     ph_r: int | None = None
     pw_r: int | None = None
+    # benchdnn's --attr-post-ops, canonical (explorer.core.problem.post_ops): '' is the plain conv.
+    post_ops: str = ""
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -342,6 +344,9 @@ class ConvSpec:
                 raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
         if self.dtype not in DTYPES:
             raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
+        if not isinstance(self.post_ops, str) or post_ops.refusal(self.post_ops):
+            why = post_ops.refusal(self.post_ops) if isinstance(self.post_ops, str) else "not text"
+            raise SpecError(f"post_ops {str(self.post_ops)[:40]!r}: {why}.", "post_ops")
         if self.ic % self.g:
             raise SpecError(f"g={self.g} does not divide ic={self.ic}: groups must divide the input channels.", "g")
         if self.oc % self.g:
@@ -566,7 +571,8 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
         spec = spec.replace(mb=int(opts["mb"]))
     hints = descriptor_hints(text)
     spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
-                        bias=bias if bias is not None else hints.get("bias", True))
+                        bias=bias if bias is not None else hints.get("bias", True),
+                        post_ops=post_ops.canonical(opts.get("attr-post-ops", "")))
     return spec.validate(sizes)
 
 

@@ -181,7 +181,8 @@ def spec_from_row(row: dict) -> ConvSpec:
     more = {k: int(row[k]) for k in ("id", "kd", "sd", "pd", "dd", "ndims", "pd_r", "ph_r", "pw_r")
             if row.get(k) is not None}  # newer CSVs: 1-D/3-D and right pads
     return ConvSpec(**{k: int(row[k]) for k in keys}, **more, bias=bool(row.get("bias", 1)),
-                    dtype=row.get("dtype") or "f32", name=row.get("name") or "")
+                    dtype=row.get("dtype") or "f32", name=row.get("name") or "",
+                    post_ops=row.get("post_ops") or "")  # older CSVs have no column: the plain conv
 
 
 def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:

@@ -58,7 +58,10 @@ class Session:
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
-    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+    out = {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+    if spec.post_ops:  # older sessions have no key: the plain conv
+        out["post_ops"] = spec.post_ops
+    return out
 
 
 def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
@@ -66,8 +69,12 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
         raise InputError(f"{where} must be an object with a 'desc' string (a benchdnn descriptor).", "session")
     dtype = d.get("dtype") if isinstance(d.get("dtype"), str) else None
     bias = d.get("bias") if isinstance(d.get("bias"), bool) else None
+    post = d.get("post_ops", "")
+    if not isinstance(post, str):
+        raise InputError(f"{where}: post_ops must be a string such as 'sum+relu'.", "session")
     try:
-        return parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+        spec = parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+        return spec.replace(post_ops=post).validate() if post else spec
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 
