@@ -14,7 +14,7 @@ DESC = "mb1ic8ih8oc8oh8kh3ph1"
 
 @pytest.mark.parametrize("argv, word", [
     (["run", f"--dir=BWD_D {DESC}"], "--dir=BWD_D"),
-    (["run", f"--attr-post-ops=relu {DESC}"], "--attr-post-ops=relu"),
+    (["run", f"--attr-post-ops=add:f32 {DESC}"], "--attr-post-ops=add:f32"),  # binary: a second tensor
     (["run", f"--alg=wino {DESC}"], "--alg=wino"),
     (["run", f"--stag=nhwc {DESC}"], "--stag=nhwc"),
     (["run", f"--attr-scales=src:common:0.5 {DESC}"], "--attr-scales=src:common:0.5"),

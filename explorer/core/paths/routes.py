@@ -99,8 +99,13 @@ def _jit_frozen(t: Tensors) -> PreparedPath:
         frozen = torch.jit.freeze(scripted)
         opt = torch.jit.optimize_for_inference(frozen)
         forward = opt.forward  # the ScriptMethod: no nn.Module hook dispatch, as the other paths
-        for _ in range(_JIT_WARMUP):
-            forward(*args)
+        try:
+            for _ in range(_JIT_WARMUP):
+                forward(*args)
+        except RuntimeError as exc:  # an op the frozen MKLDNN graph has no kernel for (mkldnn_gelu's tanh)
+            if not t.spec.post_ops:
+                raise
+            raise PathUnsupported(f"{t.spec.post_ops} through jit freezing: {one_line(exc)}") from None
     compile_ms = (time.perf_counter_ns() - t0) / 1e6
     note = describe_inserted(graph_ops(opt.graph))
     if t.spec.post_ops:  # what freezing left of the post-ops is what each call runs

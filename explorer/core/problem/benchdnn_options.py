@@ -210,7 +210,8 @@ def split_values(word: str) -> list[str]:
     if opt is None or not opt.listable or "," not in value:
         return [word]
     head = word[: len(word) - len(value)]
-    items = [v for v in value.split(",") if v != ""]
+    # An empty item of an attribute list is benchdnn's "no attribute" (`--attr-post-ops=,relu`: none, then relu).
+    items = value.split(",") if opt.names[0].startswith("attr-") else [v for v in value.split(",") if v != ""]
     return [head + v for v in items] or [head]
 
 
