@@ -58,7 +58,8 @@ def cmd_run(args) -> int:
     if not quiet:
         exact = f", exact_ops={spec.exact_ops:,} (benchdnn's count takes its shortcut and counts padding taps)" \
             if spec.exact_ops != spec.ops else ""
-        post = f"  post_ops={spec.post_ops}" if spec.post_ops else ""
+        post = (f"  post_ops={spec.post_ops}" if spec.post_ops else "") + (
+            f"  io_tag={spec.io_tag} (timed only on the paths taking it)" if spec.io_tag else "")
         print(f"{spec.descriptor()}  dtype={spec.dtype}{post}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
               file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once

@@ -28,6 +28,10 @@ MKLDNN_PATHS = ("mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
 # takes seconds per spec. ALL_PATHS is every name a run accepts.
 ROUTES = ("jit_frozen", "compiled", "mkldnn_prepacked")
 ALL_PATHS = PATHS + ROUTES
+# The paths whose timed call takes (and gives) the activations in the layout a --stag/--dtag asks for:
+# axb = channels_last (NHWC), abx = plain NCHW. The MKLDNN paths' input is converted to MKLDNN once, so neither.
+TAG_PATHS = {"axb": ("channels_last", "mkldnn_prepacked"),
+             "abx": ("dense", "native", "mkldnn_roundtrip", "jit_frozen", "compiled")}
 
 PATH_HELP = {
     "dense": "F.conv2d on contiguous NCHW tensors with default dispatch (on x86 this usually calls oneDNN inside).",

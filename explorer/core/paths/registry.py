@@ -6,7 +6,7 @@ import dataclasses
 
 import torch
 
-from explorer.core.paths.base import PATHS, ROUTES, PathUnsupported, PreparedPath, Tensors, one_line
+from explorer.core.paths.base import PATHS, ROUTES, TAG_PATHS, PathUnsupported, PreparedPath, Tensors, one_line
 from explorer.core.paths.eager import prepare_eager
 from explorer.core.paths.post_ops import eager_call, ops_of
 from explorer.core.paths.routes import prepare_route
@@ -14,12 +14,20 @@ from explorer.core.paths.routes import prepare_route
 
 def prepare(name: str, t: Tensors) -> PreparedPath:
     """Build path `name` for the problem in `t`. Raises PathUnsupported (or torch's error) if it cannot."""
+    tag = t.spec.io_tag
+    if tag and name in ALL_NAMES and name not in TAG_PATHS[tag]:  # the line asked for a layout this path cannot take
+        word = "channels_last" if tag == "axb" else "plain NCHW"
+        raise PathUnsupported(f"--stag/--dtag={tag}: {name} takes no {word} input; only "
+                              f"{', '.join(TAG_PATHS[tag])} do, so it is not timed")
     if name in ROUTES:
         return prepare_route(name, t)  # the routes fuse the post-ops themselves
     if name not in PATHS:
         raise ValueError(f"unknown path {name!r}")
     prep = prepare_eager(name, t)
     return _with_post_ops(prep, t) if t.spec.post_ops else prep
+
+
+ALL_NAMES = PATHS + ROUTES
 
 
 def _with_post_ops(prep: PreparedPath, t: Tensors) -> PreparedPath:

@@ -28,6 +28,7 @@ from pathlib import Path
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
+from explorer.core.problem.benchdnn_options import io_tag
 from explorer.core.problem.post_ops import canonical as canonical_post_ops
 from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
@@ -263,9 +264,11 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         new_mb = r.mb or int(value.get("mb") or 0) or None
         try:
             spec = base.replace(dtype=dt, bias=bias, post_ops="" if why else canonical_post_ops(value.get("attr-post-ops") or ""),
+                                io_tag="" if why else io_tag(value.get("stag") or "any", value.get("dtag") or "any"),
                                 **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
-        except SpecError as e:
-            r.add(source, point(str(e), e.field), is_bad=True)
+        except (SpecError, ValueError) as e:  # ValueError: --stag and --dtag asking for two layouts
+            r.add(source, point(f"line {lineno}: {e}" if not isinstance(e, SpecError) else str(e),
+                                getattr(e, "field", "desc")), is_bad=True)
             continue
         if r.match is not None and not r.match[0].search(_benchdnn_line(combo, spec)):
             r.filtered += 1  # not asked for: benchdnn leaves it out too

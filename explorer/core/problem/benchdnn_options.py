@@ -60,6 +60,23 @@ class Option:
         return "default only" if self.honoured.startswith("default only") else "some values"
 
 
+# src/dst tags honoured (spec.io_tag): plain (abx) or channels-last (axb) activations, as benchdnn spells them.
+IO_TAGS = {"any": "", "abx": "abx", "nchw": "abx", "ncw": "abx", "ncdhw": "abx",
+           "axb": "axb", "nhwc": "axb", "nwc": "axb", "ndhwc": "axb"}
+
+
+def io_tag(stag: str = "any", dtag: str = "any") -> str:
+    """The activations' layout a line asks for: '' (each path's own), 'abx' (NCHW) or 'axb' (channels_last).
+    Raises ValueError with one sentence when --stag and --dtag ask for two different ones."""
+    s, d = IO_TAGS.get(stag, None), IO_TAGS.get(dtag, None)
+    if s is None or d is None:
+        raise ValueError(f"--stag={stag} --dtag={dtag}: only any, abx (nchw) and axb (nhwc) are honoured")
+    if s and d and s != d:
+        raise ValueError(f"--stag={stag} with --dtag={dtag}: no path here takes one layout in and gives the other "
+                         f"out; give one layout for both")
+    return s or d
+
+
 def _default_only(*defaults: str, case: bool = False) -> Callable[[str], bool]:
     want = defaults if case else tuple(d.lower() for d in defaults)
     return lambda v: (v if case else v.lower()) in want
@@ -94,13 +111,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(("batch",), "FILE: its lines inline (relative to the including file, or a shipped batch)",
            "a batch file is run by the batch command, not inside one line", lambda v: v != "",
            "--batch=shapes_resnet_50", "", listable=False, batch_only=True),
-    Option(("stag",), "default only: `any` (each path's own layout)", _TAG_WHY, _default_only("any", case=True),
-           "--stag=any", "--stag=axb",
+    Option(("stag",), "`any` (each path's own layout); `axb`/`nhwc`: only the paths that take a channels_last "
+           "input (channels_last, mkldnn_prepacked) are timed, the rest are `unsupported` rows naming it; "
+           "`abx`/`nchw`: only the paths that take plain NCHW", _TAG_WHY + "; blocked tags such as aBx16b are "
+           "not an input a PyTorch user hands over", lambda v: v in IO_TAGS, "--stag=axb", "--stag=aBx16b",
            instead="each path in its own layout"),
     Option(("wtag",), "default only: `any`", _TAG_WHY, _default_only("any", case=True), "--wtag=any", "--wtag=abx",
            instead="each path in its own layout"),
-    Option(("dtag",), "default only: `any`", _TAG_WHY, _default_only("any", case=True), "--dtag=any", "--dtag=acdb",
-           instead="each path in its own layout"),
+    Option(("dtag",), "`any`, `axb`/`nhwc` or `abx`/`nchw`: the output layout, as --stag restricts the paths",
+           _TAG_WHY, lambda v: v in IO_TAGS, "--dtag=axb", "--dtag=acdb", instead="each path in its own layout"),
     Option(("strides",), "default only: empty (dense tensors)", "tensor strides are what each path uses",
            lambda v: v == "", "--strides=", "--strides=1x2x3x4::"),
     Option(("alg",), "default only: `direct` (PyTorch's CPU convs never use winograd)",

@@ -126,6 +126,8 @@ class ConvSpec:
     pw_r: int | None = None
     # benchdnn's --attr-post-ops, canonical (explorer.core.problem.post_ops): '' is the plain conv.
     post_ops: str = ""
+    # --stag/--dtag as honoured: '' (each path's own layout), 'abx' (NCHW) or 'axb' (channels_last) activations.
+    io_tag: str = ""
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -344,6 +346,8 @@ class ConvSpec:
                 raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
         if self.dtype not in DTYPES:
             raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
+        if self.io_tag not in ("", "abx", "axb"):
+            raise SpecError(f"io_tag must be '', 'abx' or 'axb', got {str(self.io_tag)[:20]!r}.", "io_tag")
         if not isinstance(self.post_ops, str) or post_ops.refusal(self.post_ops):
             why = post_ops.refusal(self.post_ops) if isinstance(self.post_ops, str) else "not text"
             raise SpecError(f"post_ops {str(self.post_ops)[:40]!r}: {why}.", "post_ops")
@@ -572,8 +576,16 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     hints = descriptor_hints(text)
     spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
                         bias=bias if bias is not None else hints.get("bias", True),
-                        post_ops=post_ops.canonical(opts.get("attr-post-ops", "")))
+                        post_ops=post_ops.canonical(opts.get("attr-post-ops", "")),
+                        io_tag=_io_tag(opts.get("stag", "any"), opts.get("dtag", "any")))
     return spec.validate(sizes)
+
+
+def _io_tag(stag: str, dtag: str) -> str:
+    try:
+        return benchdnn_options.io_tag(stag, dtag)
+    except ValueError as e:
+        raise SpecError(f"{e}.", "desc") from None
 
 
 def descriptor_hints(text: str) -> dict:

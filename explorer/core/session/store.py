@@ -61,6 +61,8 @@ def spec_to_dict(spec: ConvSpec) -> dict:
     out = {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
     if spec.post_ops:  # older sessions have no key: the plain conv
         out["post_ops"] = spec.post_ops
+    if spec.io_tag:
+        out["io_tag"] = spec.io_tag
     return out
 
 
@@ -72,9 +74,12 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
     post = d.get("post_ops", "")
     if not isinstance(post, str):
         raise InputError(f"{where}: post_ops must be a string such as 'sum+relu'.", "session")
+    tag = d.get("io_tag", "")
+    if not isinstance(tag, str):
+        raise InputError(f"{where}: io_tag must be a string ('', 'abx' or 'axb').", "session")
     try:
         spec = parse_descriptor(d["desc"], dtype=dtype, bias=bias)
-        return spec.replace(post_ops=post).validate() if post else spec
+        return spec.replace(post_ops=post, io_tag=tag).validate() if (post or tag) else spec
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 
