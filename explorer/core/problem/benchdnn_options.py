@@ -61,7 +61,7 @@ class Option:
 
 
 # src/dst tags honoured (spec.io_tag): plain (abx) or channels-last (axb) activations, as benchdnn spells them.
-IO_TAGS = {"any": "", "abx": "abx", "nchw": "abx", "ncw": "abx", "ncdhw": "abx",
+IO_TAGS = {"any": "", "": "", "abx": "abx", "nchw": "abx", "ncw": "abx", "ncdhw": "abx",
            "axb": "axb", "nhwc": "axb", "nwc": "axb", "ndhwc": "axb"}
 
 

@@ -24,9 +24,14 @@ LISTS = {"dir", "dt", "cfg", "bia-dt", "stag", "wtag", "dtag", "strides", "alg",
          "attr-scales", "attr-zero-points", "attr-fpmath", "attr-acc-mode", "attr-scratchpad",
          "attr-rounding-mode", "attr-deterministic", "attr-dropout", "ctx-init", "ctx-exe"}
 # The only words a problem may carry and still be timed, written out here and not taken from the tool.
+# Post-ops: the eltwise kinds PyTorch runs after a conv (and fuses) and sum with its scale, chained with `+`.
+_N = r"-?[\d.]+(?:e-?\d+)?"
+_POST = (rf"(?:relu(?::{_N})?|gelu_erf|gelu_tanh|logistic|tanh|swish:{_N}|clip:{_N}:{_N}|elu(?::{_N})?"
+         rf"|sum(?::{_N})?(?::0)?)(?::0)*")
 HONOURED = re.compile(
     r"--(dir=(?i:fwd_[bdi])|(dt|cfg)=(f32|bf16|f16|bf16:bf16:bf16|f16:f16:f16|f32:f32:f32|bf16bf16bf16)"
-    r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|[swd]tag=any|alg=(?i:direct)|strides=|attr-post-ops="
+    r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|wtag=any|[sd]tag=(any|abx|axb|nchw|nhwc|ncw|nwc|ncdhw|ndhwc|)|alg=(?i:direct)|strides="
+    rf"|attr-post-ops=(?i:{_POST}(?:\+{_POST})*)?"
     r"|attr-scales=|attr-zero-points=|attr-fpmath=strict|attr-acc-mode=strict|attr-scratchpad=library"
     r"|skip-impl=|impl=|allow-enum-tags-only=\w*|check-ref-impl=\w*)$")
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
@@ -89,7 +94,9 @@ def reference_problems(path: Path):
                 yield from walk(*_text_of(value, folder), top=False)
             elif key in LISTS and "," in value:
                 head = word[: len(word) - len(value)]
-                settings[key] = [head + v for v in value.split(",") if v] or [head]
+                # benchdnn's vector options; an empty attribute item is "no attribute" (`--attr-post-ops=,relu`)
+                items = value.split(",") if key.startswith("attr-") else [v for v in value.split(",") if v]
+                settings[key] = [head + v for v in items] or [head]
             else:
                 settings[key] = [word]
 
@@ -121,7 +128,10 @@ def _check(name: str) -> dict:
         shape = parse_problem(desc, sizes=False)
         mb = int(value.get("mb") or 0) or shape.mb
         assert (p.spec.dtype, p.spec.bias, p.spec.mb) == (dt, bias, mb), (name, p.line, desc, words)
-        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb) == shape, (name, p.line, desc)
+        assert bool(p.spec.post_ops) == bool(value.get("attr-post-ops")), (name, p.line, desc, words)
+        tags = {value.get("stag", "any"), value.get("dtag", "any")} - {"any"}
+        assert bool(p.spec.io_tag) == bool(tags), (name, p.line, desc, words)
+        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, post_ops="", io_tag="") == shape, (name, p.line)
         count["honoured"] += 1
     return count
 
