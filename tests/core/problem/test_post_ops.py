@@ -56,3 +56,13 @@ def test_a_batch_line_carries_its_post_ops_into_each_problem():
     b = parse_batch(f"--attr-post-ops=,relu,sum+relu\n{DESC}\n")
     assert [p.spec.post_ops for p in b.points] == ["", "relu", "sum+relu"]
     assert not any(p.refused for p in b.points)
+
+
+def test_a_post_ops_row_is_not_checked_by_a_fresh_script_of_the_plain_conv():
+    from explorer.core.process.verify import verifiable
+
+    def row(post):
+        return Result(spec=parse_descriptor(f"{post} {DESC}"), path="dense", threads=1, status="ok", median_ms=1.0)
+
+    assert verifiable(row("")) == ""
+    assert "post-ops (relu)" in verifiable(row("--attr-post-ops=relu"))
