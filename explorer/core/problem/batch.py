@@ -255,20 +255,25 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         choices.append(opts)
     for combo in itertools.product(*choices):
         why = next((c[2] for c in combo if c[2]), "")
+        value = {key: w.partition("=")[2] for key, w, _ in combo}
+        tag = ""
+        if not why:
+            try:
+                tag = io_tag(value.get("stag") or "any", value.get("dtag") or "any")
+            except ValueError as e:  # --stag and --dtag ask for two layouts: a pair of words, refused together
+                why = f"line {lineno}: {e}"
         if why and r.match is None:  # refused: no spec is built, nothing of it is timed
             r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
             continue
-        value = {key: w.partition("=")[2] for key, w, _ in combo}
         dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
+        post = "" if why else canonical_post_ops(value.get("attr-post-ops") or "")
         try:
-            spec = base.replace(dtype=dt, bias=bias, post_ops="" if why else canonical_post_ops(value.get("attr-post-ops") or ""),
-                                io_tag="" if why else io_tag(value.get("stag") or "any", value.get("dtag") or "any"),
+            spec = base.replace(dtype=dt, bias=bias, post_ops=post, io_tag=tag,
                                 **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
-        except (SpecError, ValueError) as e:  # ValueError: --stag and --dtag asking for two layouts
-            r.add(source, point(f"line {lineno}: {e}" if not isinstance(e, SpecError) else str(e),
-                                getattr(e, "field", "desc")), is_bad=True)
+        except SpecError as e:
+            r.add(source, point(str(e), e.field), is_bad=True)
             continue
         if r.match is not None and not r.match[0].search(_benchdnn_line(combo, spec)):
             r.filtered += 1  # not asked for: benchdnn leaves it out too

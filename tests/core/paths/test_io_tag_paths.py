@@ -48,3 +48,12 @@ def test_only_the_paths_taking_the_layout_run(tag, layout):
         else:
             with pytest.raises(PathUnsupported, match=f"--stag/--dtag={tag}: {name} takes no"):
                 prepare(name, t)
+
+
+def test_a_batch_asking_for_two_layouts_refuses_that_pair_and_times_the_other():
+    from explorer.core.problem.batch import parse_batch
+
+    b = parse_batch(f"--stag=abx,axb --dtag=axb\n{DESC}\n")
+    (mixed, same) = b.points
+    assert mixed.refused and mixed.spec is None and mixed.error.startswith("line 2: --stag=abx with --dtag=axb: ")
+    assert not same.refused and same.spec.io_tag == "axb"

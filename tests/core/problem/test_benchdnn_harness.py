@@ -35,6 +35,7 @@ HONOURED = re.compile(
     r"|attr-scales=|attr-zero-points=|attr-fpmath=strict|attr-acc-mode=strict|attr-scratchpad=library"
     r"|skip-impl=|impl=|allow-enum-tags-only=\w*|check-ref-impl=\w*)$")
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+_LAYOUT = {t: "plain" for t in ("abx", "nchw", "ncw", "ncdhw")} | {t: "channels_last" for t in ("axb", "nhwc", "nwc", "ndhwc")}
 
 
 def _text_of(name: str, folder: Path) -> tuple[str, Path]:
@@ -116,7 +117,12 @@ def _check(name: str) -> dict:
         if p.refused:
             named = p.error.split(": ", 2)[1].split(" (set ")[0].removesuffix("...")
             assert p.spec is None and p.error.startswith(f"line {p.line}: --"), (name, p.error)
-            assert any(w.startswith(named) and not HONOURED.match(w) for w in words.values()), (name, p.error, words)
+            pair = re.fullmatch(r"--stag=(\w*) with --dtag=(\w*)", named)  # two layouts asked for: no path takes both
+            if pair:
+                assert {_LAYOUT.get(pair[1]), _LAYOUT.get(pair[2])} == {"plain", "channels_last"}, (name, p.error)
+                assert (words.get("stag"), words.get("dtag")) == (f"--stag={pair[1]}", f"--dtag={pair[2]}"), p.error
+            else:
+                assert any(w.startswith(named) and not HONOURED.match(w) for w in words.values()), (name, p.error, words)
             count["refused"] += 1
             continue
         bad = [w for w in words.values() if not HONOURED.match(w)]
