@@ -59,7 +59,9 @@ def cmd_run(args) -> int:
         exact = f", exact_ops={spec.exact_ops:,} (benchdnn's count takes its shortcut and counts padding taps)" \
             if spec.exact_ops != spec.ops else ""
         what = " (each call: aten.convolution_backward alone, no forward)" if spec.backward else ""
-        print(f"{spec.descriptor()}  dtype={spec.dtype}  direction={spec.direction}{what}  ops={spec.ops:,}  "
+        post = (f"  post_ops={spec.post_ops}" if spec.post_ops else "") + (
+            f"  io_tag={spec.io_tag} (timed only on the paths taking it)" if spec.io_tag else "")
+        print(f"{spec.descriptor()}  dtype={spec.dtype}  direction={spec.direction}{what}{post}  ops={spec.ops:,}  "
               f"(GFLOP count: benchdnn's){exact}", file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
             from explorer.core.problem.conv_nd import pad_note
@@ -142,6 +144,14 @@ def _list_one(args) -> int:
     return 0
 
 
+# How each path runs a row's post-ops (explorer/core/paths/post_ops.py); the route's note has the detail.
+_POST_OPS_HOW = {"mkldnn_prepacked": "fused in one call", "compiled": "inductor", "jit_frozen": "jit freeze"}
+
+
+def post_ops_cell(r) -> str:
+    return f"{r.spec.post_ops} ({_POST_OPS_HOW.get(r.path, 'eager, after the conv')})" if r.spec.post_ops else ""
+
+
 def format_table(results) -> str:
     from explorer.core.problem.memory import fmt_bytes
 
@@ -162,6 +172,9 @@ def format_table(results) -> str:
             _fmt(r.gflops, "{:.1f}"), speed, split,
             _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-", _fmt(r.compile_ms, "{:.4g}"),
         ))
+    if any(r.spec.post_ops for r in results):  # how each path ran them: the point of a post-ops row
+        head += ("post-ops",)
+        rows = [row + (post_ops_cell(r),) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]
     if any(r.verify_median_ms is not None or r.verify_note for r in results):  # run --verify only
         head += ("fresh script ms", "row/script")
         rows = [row + verify_cells(r) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]

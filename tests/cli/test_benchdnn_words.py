@@ -14,9 +14,9 @@ DESC = "mb1ic8ih8oc8oh8kh3ph1"
 
 @pytest.mark.parametrize("argv, word", [
     (["run", f"--dir=BWD {DESC}"], "--dir=BWD"),  # not a benchdnn direction (BWD_D is honoured now)
-    (["run", f"--attr-post-ops=relu {DESC}"], "--attr-post-ops=relu"),
+    (["run", f"--attr-post-ops=add:f32 {DESC}"], "--attr-post-ops=add:f32"),  # binary: a second tensor
     (["run", f"--alg=wino {DESC}"], "--alg=wino"),
-    (["run", f"--stag=nhwc {DESC}"], "--stag=nhwc"),
+    (["run", f"--stag=aBx16b {DESC}"], "--stag=aBx16b"),  # a blocked tag (nhwc is honoured: channels_last)
     (["run", f"--attr-scales=src:common:0.5 {DESC}"], "--attr-scales=src:common:0.5"),
     (["run", f"--bogus-option=1 {DESC}"], "--bogus-option=1"),
     (["run", f"--dir=FWD {DESC}", "--list"], "--dir=FWD"),

@@ -108,7 +108,7 @@ def test_ctrl_c_keeps_every_finished_row(tmp_path, monkeypatch, capsys):
 def test_batch_file_accounts_for_every_line(tmp_path, capsys):
     f = tmp_path / "b.txt"
     f.write_text('# mine\n--dir=FWD_D\nmb1ic8ih6oc8kh3ph1n"one"  # c\nbogus42\n'
-                 '--stag=abx\ng2ic8ih6oc8kh1n"two"\n--reset\nic8ih6oc8oh5kh3ph1\n')
+                 '--stag=acdb\ng2ic8ih6oc8kh1n"two"\n--reset\nic8ih6oc8oh5kh3ph1\n')
     out = tmp_path / "b.csv"
     # bad and refused lines are bad input: exit 2 naming file and line, after every honoured line ran and was kept
     assert main(["batch", str(f), "--mb", "1", *FAST, "--csv", str(out)]) == 2
@@ -117,16 +117,16 @@ def test_batch_file_accounts_for_every_line(tmp_path, capsys):
                                                         (None, "ok")]
     assert rows[1]["desc"] == "bogus42" and rows[1]["error"].startswith("line 4: ")
     # the refused problem is a row naming the word and the line that set it; nothing of it was timed
-    assert rows[2]["error"].startswith("line 6: --stag=abx (set on line 5): ") and not rows[2]["median_ms"]
+    assert rows[2]["error"].startswith("line 6: --stag=acdb (set on line 5): ") and not rows[2]["median_ms"]
     # benchdnn takes oh=5 and derives the bottom pad 0 (this line used to be refused)
     assert rows[3]["oh"] == 5 and rows[3]["ph"] == 1 and rows[3]["bias"] == 1
     assert rows[0]["mb"] == 1 and rows[0]["bias"] == 0
     cap = capsys.readouterr()
     err = cap.err.splitlines()
-    assert f"{f} line 4: " in err[-1] and err[-2].startswith(f"mkldnn-explorer batch: {f} line 6: --stag=abx")
+    assert f"{f} line 4: " in err[-1] and err[-2].startswith(f"mkldnn-explorer batch: {f} line 6: --stag=acdb")
     assert "4 problems (1 skipped: they did not parse or cannot run; 1 refused" in cap.err
     # listed before any work and again in the closing lines
-    listed = [i for i, ln in enumerate(err) if ln.startswith(f"  refused 1 problem ({f}:6): --stag=abx")]
+    listed = [i for i, ln in enumerate(err) if ln.startswith(f"  refused 1 problem ({f}:6): --stag=acdb")]
     first_run = next(i for i, ln in enumerate(err) if ln.startswith("[1/"))
     assert len(listed) == 2 and listed[0] < first_run < listed[1]
     assert "two" in cap.out and "line 4" not in cap.out.splitlines()[0]
@@ -167,7 +167,7 @@ def test_compare_refuses_a_foreign_csv(tmp_path, capsys):
 def test_batch_list_runs_nothing_and_gives_benchdnns_problem(tmp_path, capsys):
     f = tmp_path / "l.txt"
     f.write_text('# x\ng1ic16oc16_ih5oh8kh3ph3_n"gemm"\n--mb=1\nmb1ic2048ih7iw7_oc512_kh1kw1_sh2sw2_ph3pw3\n'
-                 'ic3oc17_iw8ow4kw3pw1sw2\nzz\n--stag=axb\nic8ih8oc8kh1\n')
+                 'ic3oc17_iw8ow4kw3pw1sw2\nzz\n--stag=aBx16b\nic8ih8oc8kh1\n')
     assert main(["batch", str(f), "--list"]) == 2  # a bad line: exit 2, file and line named
     cap = capsys.readouterr()
     lines = cap.out.splitlines()
@@ -175,8 +175,8 @@ def test_batch_list_runs_nothing_and_gives_benchdnns_problem(tmp_path, capsys):
     assert lines[1].startswith("line 4  mb1ic2048ih7oc512oh7kh1sh2ph3") and "ops 102,760,448 (exact 18,874,368" in lines[1]
     assert lines[2].startswith("line 5  mb1ic3iw8oc17ow4kw3sw2pw1  1-D") and "pad 1 right 0  out 4" in lines[2]
     assert lines[3].startswith("line 6  refused: ")
-    assert lines[4].startswith("line 8  refused: --stag=axb (set on line 7): ")
-    assert f"{f} line 6: " in cap.err and f"{f} line 8: --stag=axb" in cap.err
+    assert lines[4].startswith("line 8  refused: --stag=aBx16b (set on line 7): ")
+    assert f"{f} line 6: " in cap.err and f"{f} line 8: --stag=aBx16b" in cap.err
     assert main(["batch", str(f), "--list", "--json"]) == 2
     d = json.loads(capsys.readouterr().out)
     assert d["summary"] == {"problems": 5, "accepted": 3, "refused": 2, "bad": 1, "ops_differ": 1}

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 import torch.utils.mkldnn  # noqa: F401 - not imported by `import torch`
 
+from explorer.core.paths.post_ops import apply_eager, has_sum, ops_of
 from explorer.core.problem.conv_nd import conv_fn, extra_pad, module_class
 from explorer.core.problem.spec import ConvSpec
 
@@ -27,6 +28,10 @@ MKLDNN_PATHS = ("mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
 # takes seconds per spec. ALL_PATHS is every name a run accepts.
 ROUTES = ("jit_frozen", "compiled", "mkldnn_prepacked")
 ALL_PATHS = PATHS + ROUTES
+# The paths whose timed call takes (and gives) the activations in the layout a --stag/--dtag asks for:
+# axb = channels_last (NHWC), abx = plain NCHW. The MKLDNN paths' input is converted to MKLDNN once, so neither.
+TAG_PATHS = {"axb": ("channels_last", "mkldnn_prepacked"),
+             "abx": ("dense", "native", "mkldnn_roundtrip", "jit_frozen", "compiled")}
 
 PATH_HELP = {
     "dense": "F.conv2d on contiguous NCHW tensors with default dispatch (on x86 this usually calls oneDNN inside).",
@@ -86,6 +91,7 @@ class Tensors:
     x: torch.Tensor
     w: torch.Tensor
     b: torch.Tensor | None
+    residual: torch.Tensor | None = None  # the seeded dst a `sum` post-op adds (output shape, spec dtype)
 
     @classmethod
     def make(cls, spec: ConvSpec, seed: int = 0) -> Tensors:
@@ -110,7 +116,9 @@ class Tensors:
             conv.weight.copy_(w.float())
             if conv.bias is not None:
                 conv.bias.copy_(b.float())
-        return cls(spec, x.float(), conv, x, w, b)
+        # Drawn after x and the weights, so a problem's values are the same with or without post-ops.
+        residual = torch.randn(spec.output_shape, generator=gen).to(dt) if has_sum(spec.post_ops) else None
+        return cls(spec, x.float(), conv, x, w, b, residual)
 
     def conv_args(self) -> dict:
         s = self.spec
@@ -119,8 +127,10 @@ class Tensors:
     def reference(self) -> torch.Tensor:
         """PyTorch's own kernels in float32 on the same (dtype-rounded) values: the accuracy reference."""
         with torch.no_grad(), native_flags():
-            return conv_fn(self.spec)(padded(self.x32, self.spec), self.conv32.weight, self.conv32.bias,
-                                      **self.conv_args())
+            out = conv_fn(self.spec)(padded(self.x32, self.spec), self.conv32.weight, self.conv32.bias,
+                                     **self.conv_args())
+            residual = self.residual.float() if self.residual is not None else None
+            return apply_eager(out, ops_of(self.spec.post_ops), residual)
 
 
 def padded(x: torch.Tensor, spec: ConvSpec) -> torch.Tensor:

@@ -29,6 +29,7 @@ from collections import Counter
 import torch
 
 from explorer.core.paths.base import TORCH_DTYPES, PathUnsupported, PreparedPath, Tensors, one_line
+from explorer.core.paths.post_ops import ConvWithPostOps, fused_call, ops_of
 
 # How many compiled specs stay alive. Dynamo keeps its compiled code per code object (Conv2d.forward) and
 # falls back to eager past its recompile limit (8), so the cache is emptied, with torch._dynamo.reset(),
@@ -50,10 +51,18 @@ def prepare_route(name: str, t: Tensors) -> PreparedPath:
 
 
 def _module(t: Tensors) -> torch.nn.Module:
-    """The seeded f32 module in the spec's dtype (its values are the dtype-rounded ones every path uses)."""
+    """The seeded f32 module in the spec's dtype (its values are the dtype-rounded ones every path uses),
+    with the spec's post-ops after it as one module (freezing and inductor fuse what they can)."""
     m = copy.deepcopy(t.conv32).to(TORCH_DTYPES[t.spec.dtype]).eval()
+    if t.spec.post_ops:
+        m = ConvWithPostOps(m, ops_of(t.spec.post_ops)).eval()
     m.requires_grad_(False)
     return m
+
+
+def _args(t: Tensors, x: torch.Tensor) -> tuple:
+    """The module's call arguments: the input, and the residual when a `sum` post-op adds one."""
+    return (x,) if t.residual is None else (x, t.residual.contiguous())
 
 
 def _conv_lists(t: Tensors) -> tuple[list[int], list[int], list[int], int]:
@@ -80,6 +89,7 @@ def describe_inserted(kinds: list[str]) -> str:
 def _jit_frozen(t: Tensors) -> PreparedPath:
     module = _module(t)
     x = t.x.contiguous()
+    args = _args(t, x)
     t0 = time.perf_counter_ns()
     # TorchScript says it is deprecated (in favour of torch.compile, the `compiled` route): still what many
     # deployed models run, so it is measured; the warning is not the user's to act on here.
@@ -89,11 +99,18 @@ def _jit_frozen(t: Tensors) -> PreparedPath:
         frozen = torch.jit.freeze(scripted)
         opt = torch.jit.optimize_for_inference(frozen)
         forward = opt.forward  # the ScriptMethod: no nn.Module hook dispatch, as the other paths
-        for _ in range(_JIT_WARMUP):
-            forward(x)
+        try:
+            for _ in range(_JIT_WARMUP):
+                forward(*args)
+        except RuntimeError as exc:  # an op the frozen MKLDNN graph has no kernel for (mkldnn_gelu's tanh)
+            if not t.spec.post_ops:
+                raise
+            raise PathUnsupported(f"{t.spec.post_ops} through jit freezing: {one_line(exc)}") from None
     compile_ms = (time.perf_counter_ns() - t0) / 1e6
     note = describe_inserted(graph_ops(opt.graph))
-    return PreparedPath("jit_frozen", functools.partial(forward, x), input_tensor=x, weight_tensor=t.w,
+    if t.spec.post_ops:  # what freezing left of the post-ops is what each call runs
+        note += "; the frozen graph runs: " + ", ".join(k for k in dict.fromkeys(graph_ops(opt.graph)))
+    return PreparedPath("jit_frozen", functools.partial(forward, *args), input_tensor=x, weight_tensor=t.w,
                         keep=[opt], compile_ms=compile_ms, note=note)
 
 
@@ -138,7 +155,7 @@ def _describe_compiled(calls: list[str], compile_ms: float) -> str:
 def _compile_key(t: Tensors) -> tuple:
     s = t.spec
     return (tuple(s.input_shape), tuple(s.weight_shape), tuple(sorted(t.conv_args().items())), s.dtype, s.bias,
-            torch.get_num_threads())
+            torch.get_num_threads(), s.post_ops)
 
 
 def _compiled_path(t: Tensors) -> PreparedPath:
@@ -149,6 +166,7 @@ def _compiled_path(t: Tensors) -> PreparedPath:
     if problem:
         raise PathUnsupported(f"torch.compile needs a C++ compiler: {problem}")
     x = t.x.contiguous()
+    args = _args(t, x)
     key = _compile_key(t)
     hit = _compiled.get(key)
     if hit is None:
@@ -166,7 +184,7 @@ def _compiled_path(t: Tensors) -> PreparedPath:
         # cpp.enable_kernel_profile: inductor's own C++ loops show up in the profiler's ATen view.
         with torch.no_grad(), inductor_config.patch({"freezing": True, "cpp.enable_kernel_profile": True}):
             t0 = time.perf_counter_ns()
-            _, sources = run_and_get_code(compiled, x)
+            _, sources = run_and_get_code(compiled, *args)
             compile_ms = (time.perf_counter_ns() - t0) / 1e6
         if not sources:  # dynamo stood aside (disabled, or it fell back to eager): nothing compiled to time
             raise PathUnsupported("torch.compile produced no code for this module (dynamo ran it eager), so "
@@ -176,8 +194,8 @@ def _compiled_path(t: Tensors) -> PreparedPath:
         _compiled[key] = hit
     compiled, compile_ms, note, module = hit
     with torch.no_grad():
-        compiled(x)  # a guard miss would recompile here, not in the timed loop
-    return PreparedPath("compiled", functools.partial(compiled, x), input_tensor=x, weight_tensor=t.w,
+        compiled(*args)  # a guard miss would recompile here, not in the timed loop
+    return PreparedPath("compiled", functools.partial(compiled, *args), input_tensor=x, weight_tensor=t.w,
                         keep=[compiled, module], compile_ms=compile_ms, note=note)
 
 
@@ -191,10 +209,16 @@ def _mkldnn_prepacked(t: Tensors) -> PreparedPath:
     except RuntimeError as exc:  # e.g. bf16/f16 where the CPU lacks the ISA: torch's reason
         raise PathUnsupported(one_line(exc)) from None
     compile_ms = (time.perf_counter_ns() - t0) / 1e6
-    op = torch.ops.mkldnn._convolution_pointwise.default
-    fn = functools.partial(op, x, packed, t.b, padding, stride, dilation, groups, "none", [], "")
+    residual = t.residual.contiguous(memory_format=torch.channels_last) if t.residual is not None else None
+    try:
+        fn, attr = fused_call(x, packed, t.b, (padding, stride, dilation, groups), ops_of(t.spec.post_ops), residual)
+        if t.spec.post_ops:
+            with torch.no_grad():
+                fn()  # torch's refusal of a fusion ("Fusion behavior undefined", alpha not 1) is its reason
+    except (ValueError, RuntimeError) as exc:
+        raise PathUnsupported(f"{t.spec.post_ops} fused: {one_line(exc)}") from None
     note = (f"weight packed once by torch.ops.mkldnn._reorder_convolution_weight(w, {padding}, {stride}, "
             f"{dilation}, {groups}, input_size={list(x.shape)}); per call torch.ops.mkldnn._convolution_pointwise"
-            f"(x channels_last, w_packed, b, ..., 'none', [], '')")
-    return PreparedPath("mkldnn_prepacked", fn, input_tensor=x, weight_tensor=packed, keep=[packed],
+            f"(x channels_last, w_packed, b, ..., {attr})")
+    return PreparedPath("mkldnn_prepacked", fn, input_tensor=x, weight_tensor=packed, keep=[packed, residual],
                         compile_ms=compile_ms, note=note)

@@ -28,6 +28,8 @@ from pathlib import Path
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
+from explorer.core.problem.benchdnn_options import io_tag
+from explorer.core.problem.post_ops import canonical as canonical_post_ops
 from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
 
@@ -253,16 +255,23 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         choices.append(opts)
     for combo in itertools.product(*choices):
         why = next((c[2] for c in combo if c[2]), "")
+        value = {key: w.partition("=")[2] for key, w, _ in combo}
+        tag = ""
+        if not why:
+            try:
+                tag = io_tag(value.get("stag") or "any", value.get("dtag") or "any")
+            except ValueError as e:  # --stag and --dtag ask for two layouts: a pair of words, refused together
+                why = f"line {lineno}: {e}"
         if why and r.match is None:  # refused: no spec is built, nothing of it is timed
             r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
             continue
-        value = {key: w.partition("=")[2] for key, w, _ in combo}
         dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
+        post = "" if why else canonical_post_ops(value.get("attr-post-ops") or "")
         try:
             direction = (value.get("dir") or "FWD_B").upper()  # a --dir=BWD_D line runs as that backward
-            spec = base.replace(dtype=dt, bias=bias, direction=direction,
+            spec = base.replace(dtype=dt, bias=bias, direction=direction, post_ops=post, io_tag=tag,
                                 **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from explorer.core.problem import post_ops
+
 FLOAT_DTS = ("f32", "bf16", "f16")
 FORWARD_DIRS = ("FWD_B", "FWD_D", "FWD_I")
 DIRECTIONS = FORWARD_DIRS + ("BWD_D", "BWD_W", "BWD_WB")  # as spec.DIRECTIONS (spec imports this module)
@@ -45,6 +47,7 @@ class Option:
     instead: str = "the conv without it"  # what is timed if the word is dropped
     listable: bool = True  # benchdnn takes a comma-separated list (a batch expands it)
     batch_only: bool = False  # carries over between lines: only a batch file has it
+    reason: Callable[[str], str] | None = None  # value -> why it is refused, when that depends on the value
 
     @property
     def status(self) -> str:
@@ -58,6 +61,23 @@ class Option:
         return "default only" if self.honoured.startswith("default only") else "some values"
 
 
+# src/dst tags honoured (spec.io_tag): plain (abx) or channels-last (axb) activations, as benchdnn spells them.
+IO_TAGS = {"any": "", "": "", "abx": "abx", "nchw": "abx", "ncw": "abx", "ncdhw": "abx",
+           "axb": "axb", "nhwc": "axb", "nwc": "axb", "ndhwc": "axb"}
+
+
+def io_tag(stag: str = "any", dtag: str = "any") -> str:
+    """The activations' layout a line asks for: '' (each path's own), 'abx' (NCHW) or 'axb' (channels_last).
+    Raises ValueError with one sentence when --stag and --dtag ask for two different ones."""
+    s, d = IO_TAGS.get(stag, None), IO_TAGS.get(dtag, None)
+    if s is None or d is None:
+        raise ValueError(f"--stag={stag} --dtag={dtag}: only any, abx (nchw) and axb (nhwc) are honoured")
+    if s and d and s != d:
+        raise ValueError(f"--stag={stag} with --dtag={dtag}: no path here takes one layout in and gives the other "
+                         f"out; give one layout for both")
+    return s or d
+
+
 def _default_only(*defaults: str, case: bool = False) -> Callable[[str], bool]:
     want = defaults if case else tuple(d.lower() for d in defaults)
     return lambda v: (v if case else v.lower()) in want
@@ -65,7 +85,7 @@ def _default_only(*defaults: str, case: bool = False) -> Callable[[str], bool]:
 
 _TAG_WHY = ("memory formats are what each path uses (dense NCHW, channels_last, the MKLDNN blocked formats: "
             "see `layout`), not set by the line")
-_ATTR_WHY = "attributes are not applied: this tool times the plain conv, not fused post-ops, scales or zero points"
+_ATTR_WHY = "attributes are not applied: this tool times the conv without scales or zero points"
 _KNOB_WHY = "benchdnn's own timing settings; this tool times with its own (--threads, --budget-ms, --isa)"
 _HARNESS_WHY = "steers only benchdnn's own checking or printing, not the problem or how it is timed"
 
@@ -93,20 +113,26 @@ OPTIONS: tuple[Option, ...] = (
     Option(("batch",), "FILE: its lines inline (relative to the including file, or a shipped batch)",
            "a batch file is run by the batch command, not inside one line", lambda v: v != "",
            "--batch=shapes_resnet_50", "", listable=False, batch_only=True),
-    Option(("stag",), "default only: `any` (each path's own layout)", _TAG_WHY, _default_only("any", case=True),
-           "--stag=any", "--stag=axb",
+    Option(("stag",), "`any` (each path's own layout); `axb`/`nhwc`: only the paths that take a channels_last "
+           "input (channels_last, mkldnn_prepacked) are timed, the rest are `unsupported` rows naming it; "
+           "`abx`/`nchw`: only the paths that take plain NCHW", _TAG_WHY + "; blocked tags such as aBx16b are "
+           "not an input a PyTorch user hands over", lambda v: v in IO_TAGS, "--stag=axb", "--stag=aBx16b",
            instead="each path in its own layout"),
     Option(("wtag",), "default only: `any`", _TAG_WHY, _default_only("any", case=True), "--wtag=any", "--wtag=abx",
            instead="each path in its own layout"),
-    Option(("dtag",), "default only: `any`", _TAG_WHY, _default_only("any", case=True), "--dtag=any", "--dtag=acdb",
-           instead="each path in its own layout"),
+    Option(("dtag",), "`any`, `axb`/`nhwc` or `abx`/`nchw`: the output layout, as --stag restricts the paths",
+           _TAG_WHY, lambda v: v in IO_TAGS, "--dtag=axb", "--dtag=acdb", instead="each path in its own layout"),
     Option(("strides",), "default only: empty (dense tensors)", "tensor strides are what each path uses",
            lambda v: v == "", "--strides=", "--strides=1x2x3x4::"),
     Option(("alg",), "default only: `direct` (PyTorch's CPU convs never use winograd)",
            "PyTorch never asks oneDNN for winograd or for its automatic choice: the algorithm cannot be forced",
            _default_only("direct"), "--alg=direct", "--alg=wino", instead="PyTorch's direct conv"),
-    Option(("attr-post-ops",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-post-ops=",
-           "--attr-post-ops=relu"),
+    Option(("attr-post-ops",), "eltwise relu[:alpha], gelu_erf, gelu_tanh, logistic/sigmoid, tanh, swish:alpha/silu, "
+           "clip:lo:hi/hardtanh, elu[:alpha], and sum[:scale] (the residual add), chained with `+`: the "
+           "`post_ops` column; eager paths run them as PyTorch code after the conv, the routes fuse them",
+           "binary post-ops with a second tensor, prelu, the fused depthwise `dw` and other eltwise kinds are "
+           "not timed", lambda v: post_ops.refusal(v) == "", "--attr-post-ops=sum+relu",
+           "--attr-post-ops=add:f32", reason=post_ops.refusal),
     Option(("attr-scales",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-scales=",
            "--attr-scales=src:common:0.5"),
     Option(("attr-zero-points",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-zero-points=",
@@ -194,7 +220,8 @@ def option_refusal(word: str, in_batch: bool = False) -> str:
                 f"or --vary.")
     if opt.ok(value):
         return ""
-    return f"{shown}: {opt.why}; drop the word to time {opt.instead}."
+    why = opt.reason(value) if opt.reason is not None else opt.why
+    return f"{shown}: {why}; drop the word to time {opt.instead}."
 
 
 def split_values(word: str) -> list[str]:
@@ -204,7 +231,8 @@ def split_values(word: str) -> list[str]:
     if opt is None or not opt.listable or "," not in value:
         return [word]
     head = word[: len(word) - len(value)]
-    items = [v for v in value.split(",") if v != ""]
+    # An empty item of an attribute list is benchdnn's "no attribute" (`--attr-post-ops=,relu`: none, then relu).
+    items = value.split(",") if opt.names[0].startswith("attr-") else [v for v in value.split(",") if v != ""]
     return [head + v for v in items] or [head]
 
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from explorer.core.errors import SpecError
-from explorer.core.problem import benchdnn_options
+from explorer.core.problem import benchdnn_options, post_ops
 
 DTYPES = ("f32", "bf16", "f16")
 # benchdnn's --dir values (dnnl_common.hpp dir_t): forward with bias, forward without, forward inference, and the
@@ -129,6 +129,10 @@ class ConvSpec:
     ph_r: int | None = None
     pw_r: int | None = None
     direction: str = "FWD_B"  # benchdnn's --dir (DIRECTIONS); a backward one times the gradients, not the conv
+    # benchdnn's --attr-post-ops, canonical (explorer.core.problem.post_ops): '' is the plain conv.
+    post_ops: str = ""
+    # --stag/--dtag as honoured: '' (each path's own layout), 'abx' (NCHW) or 'axb' (channels_last) activations.
+    io_tag: str = ""
 
     def __post_init__(self):
         # FWD_B and FWD_D differ only by the bias (benchdnn's FLAG_BIA): the bias decides which one this is, so a
@@ -365,6 +369,15 @@ class ConvSpec:
         if self.direction == "BWD_WB" and not self.bias:
             raise SpecError("BWD_WB times the weights' and the bias' gradients, but this problem has no bias; use "
                             "BWD_W for the weights alone.", "direction")
+        if self.post_ops and self.direction in BACKWARD_DIRECTIONS:  # oneDNN's post-ops are forward attributes
+            raise SpecError(f"post-ops ({self.post_ops}) apply to the forward conv; {self.direction} times the "
+                            "conv's backward, which has none: drop --attr-post-ops or give a forward --dir.",
+                            "post_ops")
+        if self.io_tag not in ("", "abx", "axb"):
+            raise SpecError(f"io_tag must be '', 'abx' or 'axb', got {str(self.io_tag)[:20]!r}.", "io_tag")
+        if not isinstance(self.post_ops, str) or post_ops.refusal(self.post_ops):
+            why = post_ops.refusal(self.post_ops) if isinstance(self.post_ops, str) else "not text"
+            raise SpecError(f"post_ops {str(self.post_ops)[:40]!r}: {why}.", "post_ops")
         if self.ic % self.g:
             raise SpecError(f"g={self.g} does not divide ic={self.ic}: groups must divide the input channels.", "g")
         if self.oc % self.g:
@@ -593,8 +606,17 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     direction = (direction or hints.get("direction") or "FWD_B").upper()
     if bias is None:
         bias = hints.get("bias", has_bias(direction))
-    spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32", bias=bias, direction=direction)
+    spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32", bias=bias, direction=direction,
+                        post_ops=post_ops.canonical(opts.get("attr-post-ops", "")),
+                        io_tag=_io_tag(opts.get("stag", "any"), opts.get("dtag", "any")))
     return spec.validate(sizes)
+
+
+def _io_tag(stag: str, dtag: str) -> str:
+    try:
+        return benchdnn_options.io_tag(stag, dtag)
+    except ValueError as e:
+        raise SpecError(f"{e}.", "desc") from None
 
 
 def descriptor_hints(text: str) -> dict:

@@ -43,6 +43,10 @@ CSV_COLUMNS = (
     "aten_isa",
     # The ATen view, the routes' one-off cost and the split of the median (issue 14):
     "aten_ops", "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "route_note",
+    # benchdnn's --attr-post-ops as timed after (or fused into) the conv, '' for the plain conv (issue 32):
+    "post_ops",
+    # --stag/--dtag as honoured: '' each path's own layout, axb channels_last, abx NCHW (only the paths taking it run)
+    "io_tag",
 )
 INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
                 "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count",
@@ -169,6 +173,7 @@ class Result:
             "oc": s.oc, "oh": s.oh, "ow": s.ow, "kh": s.kh, "kw": s.kw, "sh": s.sh, "sw": s.sw, "ph": s.ph,
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
             "direction": s.direction,
+            "post_ops": s.post_ops, "io_tag": s.io_tag,
         }
         out.update(shape_cells(s))
         for f in dataclasses.fields(self):

@@ -182,7 +182,8 @@ def spec_from_row(row: dict) -> ConvSpec:
             if row.get(k) is not None}  # newer CSVs: 1-D/3-D and right pads
     return ConvSpec(**{k: int(row[k]) for k in keys}, **more, bias=bool(row.get("bias", 1)),
                     dtype=row.get("dtype") or "f32", name=row.get("name") or "",
-                    direction=row.get("direction") or "FWD_B")  # older CSVs: forward (FWD_D when no bias)
+                    direction=row.get("direction") or "FWD_B",  # older CSVs: forward (FWD_D when no bias)
+                    post_ops=row.get("post_ops") or "", io_tag=row.get("io_tag") or "")  # older CSVs have no column: the plain conv
 
 
 def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:

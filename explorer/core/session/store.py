@@ -58,7 +58,12 @@ class Session:
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
-    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias), "direction": spec.direction}
+    out = {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias), "direction": spec.direction}
+    if spec.post_ops:  # older sessions have no key: the plain conv
+        out["post_ops"] = spec.post_ops
+    if spec.io_tag:
+        out["io_tag"] = spec.io_tag
+    return out
 
 
 def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
@@ -68,8 +73,15 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
     bias = d.get("bias") if isinstance(d.get("bias"), bool) else None
     # files saved before directions have none: forward (FWD_B, or FWD_D without a bias)
     direction = d.get("direction") if isinstance(d.get("direction"), str) else None
+    post = d.get("post_ops", "")
+    if not isinstance(post, str):
+        raise InputError(f"{where}: post_ops must be a string such as 'sum+relu'.", "session")
+    tag = d.get("io_tag", "")
+    if not isinstance(tag, str):
+        raise InputError(f"{where}: io_tag must be a string ('', 'abx' or 'axb').", "session")
     try:
-        return parse_descriptor(d["desc"], dtype=dtype, bias=bias, direction=direction)
+        spec = parse_descriptor(d["desc"], dtype=dtype, bias=bias, direction=direction)
+        return spec.replace(post_ops=post, io_tag=tag).validate() if (post or tag) else spec
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 

@@ -14,7 +14,7 @@ mb1ic8ih8oc8kh3ph1n"first"        # a trailing comment
 --dir=FWD_D --cfg=bf16bf16bf16
 ic8ih8oc8kh1
 not_a_descriptor
---stag=axb --attr-post-ops=relu
+--stag=aBx16b --attr-post-ops=relu
 mb1ic8ih8oc8oh7kh3ph1
 --reset
 --mb=4
@@ -46,8 +46,8 @@ def test_lines_names_comments_and_options():
     assert (pts[6].spec.dtype, pts[6].spec.bias, pts[6].spec.mb) == ("bf16", False, 2)
     assert pts[7].skipped and pts[7].error.startswith("line 7: cannot read the descriptor")
     assert pts[7].text == "not_a_descriptor"
-    # --stag=axb on line 8 applies to line 9: refused by name, with the line that set it, never timed
-    assert pts[9].refused and pts[9].spec is None and pts[9].error.startswith("line 9: --stag=axb (set on line 8): ")
+    # --stag=aBx16b (a blocked tag) on line 8 applies to line 9: refused by name, with the line that set it, never timed
+    assert pts[9].refused and pts[9].spec is None and pts[9].error.startswith("line 9: --stag=aBx16b (set on line 8): ")
     # benchdnn takes the given oh and derives the right pad from it: top 1, bottom 0 (was refused before)
     s9 = parse_batch("mb1ic8ih8oc8oh7kh3ph1").points[0].spec
     assert (s9.ph, s9.pad_r("h"), s9.oh, s9.ow) == (1, 0, 7, 7)
@@ -69,8 +69,8 @@ def test_refused_problems_are_listed_by_word_and_line():
     assert [p.line for p in b.refused] == [9, 16]  # line 18's --dir=BWD_WB is honoured (a backward row)
     assert all(p.spec is None and p.skipped for p in b.refused)  # nothing refused is timed
     lines = b.refused_lines()
-    assert len(lines) == 2 and lines[0].startswith("  refused 1 problem (t.txt:9): --stag=axb (set on line 8): ")
-    assert b.refused_sentence().startswith("t.txt line 9: --stag=axb") and "(2 refused problems in all" in \
+    assert len(lines) == 2 and lines[0].startswith("  refused 1 problem (t.txt:9): --stag=aBx16b (set on line 8): ")
+    assert b.refused_sentence().startswith("t.txt line 9: --stag=aBx16b") and "(2 refused problems in all" in \
         b.refused_sentence()
     assert parse_batch("ic8ih8oc8kh1").refused_sentence() == ""
 

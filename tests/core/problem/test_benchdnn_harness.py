@@ -24,12 +24,18 @@ LISTS = {"dir", "dt", "cfg", "bia-dt", "stag", "wtag", "dtag", "strides", "alg",
          "attr-scales", "attr-zero-points", "attr-fpmath", "attr-acc-mode", "attr-scratchpad",
          "attr-rounding-mode", "attr-deterministic", "attr-dropout", "ctx-init", "ctx-exe"}
 # The only words a problem may carry and still be timed, written out here and not taken from the tool.
+# Post-ops: the eltwise kinds PyTorch runs after a conv (and fuses) and sum with its scale, chained with `+`.
+_N = r"-?[\d.]+(?:e-?\d+)?"
+_POST = (rf"(?:relu(?::{_N})?|gelu_erf|gelu_tanh|logistic|tanh|swish:{_N}|clip:{_N}:{_N}|elu(?::{_N})?"
+         rf"|sum(?::{_N})?(?::0)?)(?::0)*")
 HONOURED = re.compile(
     r"--(dir=(?i:fwd_[bdi]|bwd_d|bwd_w|bwd_wb)|(dt|cfg)=(f32|bf16|f16|bf16:bf16:bf16|f16:f16:f16|f32:f32:f32|bf16bf16bf16)"
-    r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|[swd]tag=any|alg=(?i:direct)|strides=|attr-post-ops="
+    r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|wtag=any|[sd]tag=(any|abx|axb|nchw|nhwc|ncw|nwc|ncdhw|ndhwc|)|alg=(?i:direct)|strides="
+    rf"|attr-post-ops=(?i:{_POST}(?:\+{_POST})*)?"
     r"|attr-scales=|attr-zero-points=|attr-fpmath=strict|attr-acc-mode=strict|attr-scratchpad=library"
     r"|skip-impl=|impl=|allow-enum-tags-only=\w*|check-ref-impl=\w*)$")
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+_LAYOUT = {t: "plain" for t in ("abx", "nchw", "ncw", "ncdhw")} | {t: "channels_last" for t in ("axb", "nhwc", "nwc", "ndhwc")}
 
 
 def _text_of(name: str, folder: Path) -> tuple[str, Path]:
@@ -89,7 +95,9 @@ def reference_problems(path: Path):
                 yield from walk(*_text_of(value, folder), top=False)
             elif key in LISTS and "," in value:
                 head = word[: len(word) - len(value)]
-                settings[key] = [head + v for v in value.split(",") if v] or [head]
+                # benchdnn's vector options; an empty attribute item is "no attribute" (`--attr-post-ops=,relu`)
+                items = value.split(",") if key.startswith("attr-") else [v for v in value.split(",") if v]
+                settings[key] = [head + v for v in items] or [head]
             else:
                 settings[key] = [word]
 
@@ -109,7 +117,12 @@ def _check(name: str) -> dict:
         if p.refused:
             named = p.error.split(": ", 2)[1].split(" (set ")[0].removesuffix("...")
             assert p.spec is None and p.error.startswith(f"line {p.line}: --"), (name, p.error)
-            assert any(w.startswith(named) and not HONOURED.match(w) for w in words.values()), (name, p.error, words)
+            pair = re.fullmatch(r"--stag=(\w*) with --dtag=(\w*)", named)  # two layouts asked for: no path takes both
+            if pair:
+                assert {_LAYOUT.get(pair[1]), _LAYOUT.get(pair[2])} == {"plain", "channels_last"}, (name, p.error)
+                assert (words.get("stag"), words.get("dtag")) == (f"--stag={pair[1]}", f"--dtag={pair[2]}"), p.error
+            else:
+                assert any(w.startswith(named) and not HONOURED.match(w) for w in words.values()), (name, p.error, words)
             count["refused"] += 1
             continue
         bad = [w for w in words.values() if not HONOURED.match(w)]
@@ -123,7 +136,11 @@ def _check(name: str) -> dict:
         assert (p.spec.dtype, p.spec.bias, p.spec.mb) == (dt, bias, mb), (name, p.line, desc, words)
         assert p.spec.direction == value.get("dir", "FWD_B").upper().replace("FWD_D", "FWD_B" if bias else "FWD_D"), \
             (name, p.line, desc, words)  # a backward line runs as that backward; FWD_D with a --bia-dt is FWD_B's conv
-        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, direction="FWD_B") == shape, (name, p.line, desc)
+        assert bool(p.spec.post_ops) == bool(value.get("attr-post-ops")), (name, p.line, desc, words)
+        tags = {value.get("stag", "any"), value.get("dtag", "any")} - {"any"}
+        assert bool(p.spec.io_tag) == bool(tags), (name, p.line, desc, words)
+        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, direction="FWD_B", post_ops="", io_tag="") == shape, \
+            (name, p.line, desc)
         count["honoured"] += 1
     return count
 

@@ -117,12 +117,12 @@ def test_a_refused_batch_line_is_named_before_the_run(qtbot, tmp_path):
     from explorer.gui.tabs.sweep_view import SweepView
 
     f = tmp_path / "mine.txt"
-    f.write_text("--attr-post-ops=relu\nic8ih8oc8kh1\n--reset\nic8ih8oc8kh3ph1\n")
+    f.write_text("--attr-post-ops=prelu\nic8ih8oc8kh1\n--reset\nic8ih8oc8kh3ph1\n")
     v = SweepView()
     qtbot.addWidget(v)
     v.set_options(RunOptions(paths=("dense",), budget_ms=5.0, trace=False))
     assert v.set_batch(str(f))
     text = v.message.text()
-    assert "1 refused" in text and "line 2: --attr-post-ops=relu (set on line 1)" in text and "ignored" not in text
+    assert "1 refused" in text and "line 2: --attr-post-ops=prelu (set on line 1)" in text and "ignored" not in text
     assert [p.refused for p in v.points] == [True, False]
     assert v.shutdown(2000)
