@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from explorer.core.problem.int8_config import attr_problem, int8_dtype
+
 FLOAT_DTS = ("f32", "bf16", "f16")
 FORWARD_DIRS = ("FWD_B", "FWD_D", "FWD_I")
 _CFG_DT = {"f32": "f32", "f16": "f16", "bf16bf16bf16": "bf16"}  # legacy --cfg names with one data type
@@ -73,10 +75,12 @@ OPTIONS: tuple[Option, ...] = (
            "backward directions (BWD_D, BWD_W, BWD_WB) are not timed yet: this tool times the forward conv",
            lambda v: v.upper() in FORWARD_DIRS, "--dir=FWD_D", "--dir=BWD_D", instead="the forward conv (FWD_B)"),
     Option(("dt", "cfg"), "one data type for src, weights and dst: f32, bf16, f16 (`bf16`, `bf16:bf16:bf16`, "
-           "`--cfg=bf16bf16bf16`)",
-           "int8, f64, fp8 and mixed data types (f32:bf16:bf16, bf16bf16f32) are not timed: every path here runs "
-           "src, weights and dst in one data type", lambda v: uniform_dtype(v) is not None,
-           "--dt=bf16:bf16:bf16", "--dt=u8:s8:u8", instead="the conv in f32 (or give --dt=bf16 or --dt=f16)"),
+           "`--cfg=bf16bf16bf16`); int8: u8 or s8 src, s8 weights, u8/s8/s32/f32 dst (`--cfg=u8s8u8`, "
+           "`--dt=u8:s8:u8`), timed on the int8 paths",
+           "f64, fp8 and mixed float data types (f32:bf16:bf16, bf16bf16f32) are not timed: every float path here "
+           "runs src, weights and dst in one data type",
+           lambda v: uniform_dtype(v) is not None or int8_dtype(v) is not None,
+           "--dt=u8:s8:u8", "--dt=f32:bf16:bf16", instead="the conv in f32 (or give --dt=bf16 or --dt=f16)"),
     Option(("bia-dt", "bia_dt"), "`undef` (no bias) or the conv's own data type",
            "PyTorch's conv takes its bias in the conv's data type; with FWD_B the bias is on and in that type "
            "(benchdnn's is f32)", lambda v: v.lower() == "undef" or v.lower() in FLOAT_DTS,
@@ -105,10 +109,15 @@ OPTIONS: tuple[Option, ...] = (
            _default_only("direct"), "--alg=direct", "--alg=wino", instead="PyTorch's direct conv"),
     Option(("attr-post-ops",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-post-ops=",
            "--attr-post-ops=relu"),
-    Option(("attr-scales",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-scales=",
-           "--attr-scales=src:common:0.5"),
-    Option(("attr-zero-points",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-zero-points=",
-           "--attr-zero-points=src:common:1"),
+    Option(("attr-scales",), "with an int8 --cfg/--dt: src:common:S, wei:common:S or wei:per_oc, dst:common:S "
+           "(the `scales` column; what is left out is calibrated on the data)",
+           "PyTorch's int8 convs take common src/dst scales and common or per_oc weight scales",
+           lambda v: attr_problem(v, "scales") == "", "--attr-scales=src:common:0.25+wei:per_oc",
+           "--attr-scales=src:per_dim_1", instead="the conv without it", listable=False),
+    Option(("attr-zero-points",), "with an int8 --cfg/--dt: src:common:Z, dst:common:Z (the `zero_points` column)",
+           "PyTorch's int8 convs take common src/dst zero points and symmetric weights",
+           lambda v: attr_problem(v, "zero points") == "", "--attr-zero-points=src:common:1",
+           "--attr-zero-points=wei:common:1", instead="the conv without it", listable=False),
     Option(("attr-fpmath",), "default only: `strict`", "no reduced-precision math mode is set on PyTorch's convs",
            _default_only("strict", "strict:true"), "--attr-fpmath=strict", "--attr-fpmath=tf32"),
     Option(("attr-acc-mode",), "default only: `strict`", "no accumulation mode is set on PyTorch's convs",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from explorer.core.errors import SpecError
 from explorer.core.problem import benchdnn_options
+from explorer.core.problem.int8_config import INT8_DTYPES, int8_dtype
 
 DTYPES = ("f32", "bf16", "f16")
 SPATIAL_KEYS = ("ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
@@ -124,6 +125,9 @@ class ConvSpec:
     pd_r: int | None = None
     ph_r: int | None = None
     pw_r: int | None = None
+    # int8 (dtype u8s8u8 etc.): the line's --attr-scales / --attr-zero-points values, '' when not given
+    scales: str = ""
+    zero_points: str = ""
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -210,7 +214,11 @@ class ConvSpec:
 
     @property
     def itemsize(self) -> int:
-        return 4 if self.dtype == "f32" else 2
+        return 4 if self.dtype == "f32" else 1 if self.is_int8 else 2
+
+    @property
+    def is_int8(self) -> bool:
+        return self.dtype in INT8_DTYPES
 
     def _bd(self):
         """benchdnn's prb values (o, i, k, s, p, d) per dim d, h, w; absent dims at benchdnn's defaults."""
@@ -340,8 +348,12 @@ class ConvSpec:
             pr = getattr(self, f"p{x}_r")
             if pr is not None and (not isinstance(pr, int) or isinstance(pr, bool) or (sizes and abs(pr) > MAX_FIELD_VALUE)):
                 raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
-        if self.dtype not in DTYPES:
-            raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
+        if self.dtype not in DTYPES and self.dtype not in INT8_DTYPES:
+            raise SpecError(f"dtype must be one of {', '.join(DTYPES)} or an int8 config such as u8s8u8, got "
+                            f"{self.dtype!r}.", "dtype")
+        if (self.scales or self.zero_points) and not self.is_int8:
+            raise SpecError(f"scales and zero points apply to int8 configs (--cfg=u8s8u8), not to {self.dtype}.",
+                            "dtype")
         if self.ic % self.g:
             raise SpecError(f"g={self.g} does not divide ic={self.ic}: groups must divide the input channels.", "g")
         if self.oc % self.g:
@@ -566,7 +578,8 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
         spec = spec.replace(mb=int(opts["mb"]))
     hints = descriptor_hints(text)
     spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
-                        bias=bias if bias is not None else hints.get("bias", True))
+                        bias=bias if bias is not None else hints.get("bias", True),
+                        scales=opts.get("attr-scales", ""), zero_points=opts.get("attr-zero-points", ""))
     return spec.validate(sizes)
 
 
@@ -577,7 +590,7 @@ def descriptor_hints(text: str) -> dict:
     opts = _options(text)
     raw = opts.get("dt") or opts.get("cfg")
     if raw:
-        dt = benchdnn_options.uniform_dtype(raw)
+        dt = benchdnn_options.uniform_dtype(raw) or int8_dtype(raw)
         if dt is None:
             raise SpecError(benchdnn_options.option_refusal(f"--dt={raw}"), "dtype")
         hints["dtype"] = dt
@@ -603,6 +616,8 @@ def parse_dtype(text: str) -> str:
     value = text.strip().lower()
     aliases = {"float32": "f32", "float": "f32", "fp32": "f32", "bfloat16": "bf16", "float16": "f16", "half": "f16", "fp16": "f16"}
     value = aliases.get(value, value)
+    if int8_dtype(value):
+        return int8_dtype(value)
     if value not in DTYPES:
         raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {text!r}.", "dtype")
     return value
