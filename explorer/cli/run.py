@@ -60,6 +60,10 @@ def cmd_run(args) -> int:
             if spec.exact_ops != spec.ops else ""
         print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
               file=sys.stderr)
+        if spec.is_int8:
+            print(f"  int8: scales={spec.scales or '(calibrated)'}  zero points={spec.zero_points or '(calibrated)'}; "
+                  f"rel err = max |dequantized out - f32 conv on the dequantized inputs and weights| / max |f32|",
+                  file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
             from explorer.core.problem.conv_nd import pad_note
 
@@ -161,6 +165,9 @@ def format_table(results) -> str:
             _fmt(r.gflops, "{:.1f}"), speed, split,
             _fmt(r.max_abs_err, "{:.1e}"), stored, r.conv_impl or "-", _fmt(r.compile_ms, "{:.4g}"),
         ))
+    if any(r.spec.is_int8 for r in results):  # int8: the error against f32 (float tables keep their columns)
+        head += ("rel err vs f32",)
+        rows = [row + (_fmt(r.rel_err, "{:.1e}"),) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]
     if any(r.verify_median_ms is not None or r.verify_note for r in results):  # run --verify only
         head += ("fresh script ms", "row/script")
         rows = [row + verify_cells(r) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]

@@ -28,6 +28,7 @@ from pathlib import Path
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
+from explorer.core.problem.int8_config import int8_dtype
 from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
 
@@ -257,11 +258,12 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
             r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
             continue
         value = {key: w.partition("=")[2] for key, w, _ in combo}
-        dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
+        dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or int8_dtype(value.get("dt") or "") or "f32"
+        quant = {"scales": value.get("attr-scales") or "", "zero_points": value.get("attr-zero-points") or ""}
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
         try:
-            spec = base.replace(dtype=dt, bias=bias, **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
+            spec = base.replace(dtype=dt, bias=bias, **quant, **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)
             continue

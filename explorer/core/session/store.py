@@ -58,7 +58,9 @@ class Session:
 
 
 def spec_to_dict(spec: ConvSpec) -> dict:
-    return {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+    d = {"desc": spec.descriptor(), "dtype": spec.dtype, "bias": bool(spec.bias)}
+    d.update({k: getattr(spec, k) for k in ("scales", "zero_points") if getattr(spec, k)})  # int8 only
+    return d
 
 
 def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
@@ -67,7 +69,9 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
     dtype = d.get("dtype") if isinstance(d.get("dtype"), str) else None
     bias = d.get("bias") if isinstance(d.get("bias"), bool) else None
     try:
-        return parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+        spec = parse_descriptor(d["desc"], dtype=dtype, bias=bias)
+        quant = {k: d[k] for k in ("scales", "zero_points") if isinstance(d.get(k), str) and d[k]}
+        return spec.replace(**quant).validate() if quant else spec
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 
