@@ -577,6 +577,11 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     if "mb" in opts and opts["mb"].isdigit() and int(opts["mb"]) > 0:
         spec = spec.replace(mb=int(opts["mb"]))
     hints = descriptor_hints(text)
+    for key in ("attr-scales", "attr-zero-points"):
+        if opts.get(key) and (dtype or hints.get("dtype") or "f32") not in INT8_DTYPES:
+            raise SpecError(f"--{key}={opts[key][:30]}: scales and zero points apply to an int8 config "
+                            f"(--cfg=u8s8u8 or --dt=u8:s8:u8); drop the word to time the float conv without it.",
+                            "desc")
     spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32",
                         bias=bias if bias is not None else hints.get("bias", True),
                         scales=opts.get("attr-scales", ""), zero_points=opts.get("attr-zero-points", ""))
