@@ -170,7 +170,7 @@ def _inspect(res: Result, prep, tensors: Tensors, reference, opts: RunOptions, c
         if reference is None:
             reference = tensors.reference()
         if tensors.quant is not None:  # int8: the dequantized output against the f32 conv on the dequantized inputs
-            from explorer.core.paths.int8 import dequantize_output
+            from explorer.core.paths.int8_quant import dequantize_output
 
             real = dequantize_output(out, tensors.quant)
         else:

@@ -91,7 +91,7 @@ class Tensors:
     x: torch.Tensor
     w: torch.Tensor
     b: torch.Tensor | None
-    quant: object = None  # int8 problems: the int8 paths' QuantParams (explorer.core.paths.int8)
+    quant: object = None  # int8 problems: the int8 paths' QuantParams (explorer.core.paths.int8_quant)
 
     @classmethod
     def make(cls, spec: ConvSpec, seed: int = 0) -> Tensors:
@@ -117,7 +117,7 @@ class Tensors:
             if conv.bias is not None:
                 conv.bias.copy_(b.float())
         if spec.is_int8:
-            from explorer.core.paths.int8 import int8_tensors
+            from explorer.core.paths.int8_quant import int8_tensors
 
             return int8_tensors(cls(spec, x.float(), conv, x, w, b))
         return cls(spec, x.float(), conv, x, w, b)

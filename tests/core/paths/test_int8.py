@@ -10,7 +10,8 @@ from explorer.core.errors import SpecError
 from explorer.core.jobs.options import RunOptions
 from explorer.core.jobs.run import run
 from explorer.core.paths.base import INT8_PATHS, Tensors
-from explorer.core.paths.int8 import dequantize_output, prepare_int8, time_qconv
+from explorer.core.paths.int8 import prepare_int8, time_qconv
+from explorer.core.paths.int8_quant import dequantize_output
 from explorer.core.problem.batch import parse_batch
 from explorer.core.problem.int8_config import int8_config
 from explorer.core.problem.spec import option_refusal, parse_descriptor
