@@ -28,7 +28,7 @@ from pathlib import Path
 from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
-from explorer.core.problem.int8_config import int8_dtype
+from explorer.core.problem.int8_config import INT8_DTYPES, int8_dtype
 from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
 from explorer.core.problem.sweep_plan import SweepPoint
 
@@ -253,7 +253,7 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
             opts.append((key, w, why))
         choices.append(opts)
     for combo in itertools.product(*choices):
-        why = next((c[2] for c in combo if c[2]), "")
+        why = next((c[2] for c in combo if c[2]), "") or _float_quant_refusal(combo, r.dtype, lineno)
         if why and r.match is None:  # refused: no spec is built, nothing of it is timed
             r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
             continue
@@ -295,6 +295,17 @@ def _benchdnn_line(combo: tuple, spec: ConvSpec) -> str:
     """The problem as benchdnn's --match sees it (prb_t::str): the options, then the descriptor as it prints it."""
     words = [w for key, w, _ in combo if key != "mb"]
     return " ".join(words + [spec.benchdnn_descriptor()])
+
+
+def _float_quant_refusal(combo, cli_dtype: str | None, lineno: int) -> str:
+    """A sentence when scales or zero points come with a float data type (they would be dropped), else ''."""
+    value = {key: w.partition("=")[2] for key, w, _ in combo}
+    dt = cli_dtype or int8_dtype(value.get("dt") or "") or "f32"
+    for key in ("attr-scales", "attr-zero-points"):
+        if value.get(key) and dt not in INT8_DTYPES:
+            return (f"line {lineno}: --{key}={value[key][:30]}: scales and zero points apply to an int8 config "
+                    f"(--cfg=u8s8u8 or --dt=u8:s8:u8); drop the word to time the float conv without it.")
+    return ""
 
 
 def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = None,

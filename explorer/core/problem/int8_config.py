@@ -28,6 +28,7 @@ def _entries(text: str, what: str) -> dict[str, tuple[str, float | None]]:
     for entry in (e for e in text.split("+") if e):
         parts = entry.split(":")
         arg, policy = parts[0].lower(), (parts[1].lower() if len(parts) > 1 else "")
+        arg = "src" if arg == "src0" else arg  # benchdnn's name for a conv's one src
         if arg not in _ARGS:
             raise ValueError(f"{what} are honoured for src, wei and dst only, not {arg!r}")
         if what == "zero points" and arg == "wei":
@@ -47,6 +48,8 @@ def _entries(text: str, what: str) -> dict[str, tuple[str, float | None]]:
                 raise ValueError(f"the {arg} scale must be above 0, not {parts[2]}")
         if len(parts) > 3 and parts[3].lower() not in ("", "f32"):
             raise ValueError(f"{what} are f32 in PyTorch's int8 convs, not {parts[3]}")
+        if arg in out:
+            raise ValueError(f"the {arg} {what} are given twice")
         out[arg] = (policy, value)
     return out
 
