@@ -61,7 +61,8 @@ def cmd_run(args) -> int:
         print(f"{spec.descriptor()}  dtype={spec.dtype}  ops={spec.ops:,}  (GFLOP count: benchdnn's){exact}",
               file=sys.stderr)
         if spec.is_int8:
-            print(f"  int8: scales={spec.scales or '(calibrated)'}  zero points={spec.zero_points or '(calibrated)'}; "
+            print(f"  int8: scales={spec.scales or 'none given'}  zero points={spec.zero_points or 'none given'} (a "
+                  f"scale left out is calibrated on the data, a zero point left out is 0 beside a given scale); "
                   f"rel err = max |dequantized out - f32 conv on the dequantized inputs and weights| / max |f32|",
                   file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
