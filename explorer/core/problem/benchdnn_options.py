@@ -77,8 +77,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(("dt", "cfg"), "one data type for src, weights and dst: f32, bf16, f16 (`bf16`, `bf16:bf16:bf16`, "
            "`--cfg=bf16bf16bf16`); int8: u8 or s8 src, s8 weights, u8/s8/s32/f32 dst (`--cfg=u8s8u8`, "
            "`--dt=u8:s8:u8`), timed on the int8 paths",
-           "f64, fp8 and mixed float data types (f32:bf16:bf16, bf16bf16f32) are not timed: every float path here "
-           "runs src, weights and dst in one data type",
+           "f64, fp8, mixed float data types (f32:bf16:bf16, bf16bf16f32) and int types other than an int8 config "
+           "(u8/s8 src, s8 weights, u8/s8/s32/f32 dst) are not timed: every float path here runs src, weights and "
+           "dst in one data type",
            lambda v: uniform_dtype(v) is not None or int8_dtype(v) is not None,
            "--dt=u8:s8:u8", "--dt=f32:bf16:bf16", instead="the conv in f32 (or give --dt=bf16 or --dt=f16)"),
     Option(("bia-dt", "bia_dt"), "`undef` (no bias) or the conv's own data type",
@@ -113,11 +114,11 @@ OPTIONS: tuple[Option, ...] = (
            "(the `scales` column; what is left out is calibrated on the data)",
            "PyTorch's int8 convs take common src/dst scales and common or per_oc weight scales",
            lambda v: attr_problem(v, "scales") == "", "--attr-scales=src:common:0.25+wei:per_oc",
-           "--attr-scales=src:per_dim_1", instead="the conv without it", listable=False),
+           "--attr-scales=src:per_dim_1", instead="the conv without it"),
     Option(("attr-zero-points",), "with an int8 --cfg/--dt: src:common:Z, dst:common:Z (the `zero_points` column)",
            "PyTorch's int8 convs take common src/dst zero points and symmetric weights",
            lambda v: attr_problem(v, "zero points") == "", "--attr-zero-points=src:common:1",
-           "--attr-zero-points=wei:common:1", instead="the conv without it", listable=False),
+           "--attr-zero-points=wei:common:1", instead="the conv without it"),
     Option(("attr-fpmath",), "default only: `strict`", "no reduced-precision math mode is set on PyTorch's convs",
            _default_only("strict", "strict:true"), "--attr-fpmath=strict", "--attr-fpmath=tf32"),
     Option(("attr-acc-mode",), "default only: `strict`", "no accumulation mode is set on PyTorch's convs",
