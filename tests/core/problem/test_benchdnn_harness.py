@@ -137,7 +137,9 @@ def _check(name: str) -> dict:
         shape = parse_problem(desc, sizes=False)
         mb = int(value.get("mb") or 0) or shape.mb
         assert (p.spec.dtype, p.spec.bias, p.spec.mb) == (dt, bias, mb), (name, p.line, desc, words)
-        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb) == shape, (name, p.line, desc)
+        quant = (value.get("attr-scales", ""), value.get("attr-zero-points", ""))
+        assert (p.spec.scales, p.spec.zero_points) == quant, (name, p.line, desc, words)  # int8: carried, not lost
+        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, scales="", zero_points="") == shape, (name, p.line)
         count["honoured"] += 1
     return count
 
