@@ -63,6 +63,11 @@ def cmd_run(args) -> int:
             f"  io_tag={spec.io_tag} (timed only on the paths taking it)" if spec.io_tag else "")
         print(f"{spec.descriptor()}  dtype={spec.dtype}  direction={spec.direction}{what}{post}  ops={spec.ops:,}  "
               f"(GFLOP count: benchdnn's){exact}", file=sys.stderr)
+        if spec.is_int8:
+            print(f"  int8: scales={spec.scales or 'none given'}  zero points={spec.zero_points or 'none given'} (a "
+                  f"scale left out is calibrated on the data, a zero point left out is 0 beside a given scale); "
+                  f"rel err = max |dequantized out - f32 conv on the dequantized inputs and weights| / max |f32|",
+                  file=sys.stderr)
         if spec.asymmetric:  # the listing's sentence: mkldnn_roundtrip pads on every call, the other two once
             from explorer.core.problem.conv_nd import pad_note
 
@@ -175,6 +180,9 @@ def format_table(results) -> str:
     if any(r.spec.post_ops for r in results):  # how each path ran them: the point of a post-ops row
         head += ("post-ops",)
         rows = [row + (post_ops_cell(r),) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]
+    if any(r.spec.is_int8 for r in results):  # int8: the error against f32 (float tables keep their columns)
+        head += ("rel err vs f32",)
+        rows = [row + (_fmt(r.rel_err, "{:.1e}"),) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]
     if any(r.verify_median_ms is not None or r.verify_note for r in results):  # run --verify only
         head += ("fresh script ms", "row/script")
         rows = [row + verify_cells(r) if row[1] in ("ok", "noisy") else row for row, r in zip(rows, results)]

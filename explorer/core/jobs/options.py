@@ -48,13 +48,13 @@ def validate_paths(paths) -> tuple[str, ...]:
 def expand_paths(text: str) -> tuple[str, ...]:
     """'dense,mkldnn', 'all' (the six seed paths), 'routes' (jit_frozen, compiled, mkldnn_prepacked) or a mix
     such as 'all,routes'; each name once, in the order given. Raises InputError on an unknown name."""
-    from explorer.core.paths.base import ROUTES
+    from explorer.core.paths.base import INT8_PATHS, ROUTES
 
     out: list[str] = []
     for name in (p.strip() for p in text.split(",")):
         if not name:
             continue
-        group = {"all": PATHS, "routes": ROUTES}.get(name, (name,))
+        group = {"all": PATHS, "routes": ROUTES, "int8": INT8_PATHS}.get(name, (name,))
         out += [p for p in group if p not in out]
     return validate_paths(tuple(out))
 

@@ -10,6 +10,7 @@ goes on. Cancel is cooperative: checked after every timed call, so Stop takes ef
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -71,6 +72,10 @@ def iter_run(
     """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work."""
     opts = (opts or RunOptions()).validate()
     spec.validate()
+    if spec.is_int8:  # an int8 line asks for the int8 routes; the float paths asked stay as unsupported rows
+        from explorer.core.paths.base import INT8_PATHS
+
+        opts = dataclasses.replace(opts, paths=tuple(opts.paths) + tuple(p for p in INT8_PATHS if p not in opts.paths))
     check_memory(spec, opts.paths)
     ctx = ctx or RunContext.current()
     cancelled = cancel or (lambda: False)
@@ -166,8 +171,18 @@ def _inspect(res: Result, prep, tensors: Tensors, reference, opts: RunOptions, c
     if opts.check:
         if reference is None:
             reference = bwd.reference(tensors) if backward else tensors.reference()
-        res.max_abs_err = (bwd.max_abs_err(out, reference) if backward
-                           else float((to_dense(out).float() - reference).abs().max()))
+        if backward:
+            res.max_abs_err = bwd.max_abs_err(out, reference)
+        else:
+            if tensors.quant is not None:  # int8: the dequantized output against the f32 conv on the dequantized inputs
+                from explorer.core.paths.int8_quant import dequantize_output
+
+                real = dequantize_output(out, tensors.quant)
+            else:
+                real = to_dense(out).float()
+            diff = float((real - reference).abs().max())
+            res.max_abs_err = diff
+            res.rel_err = diff / max(float(reference.abs().max()), 1e-30)
     res.input_bytes, res.weight_bytes = _stored_bytes(prep.input_tensor), _stored_bytes(prep.weight_tensor)
     res.output_bytes = sum(_stored_bytes(g) for g in bwd.grads(out)) if backward else _stored_bytes(out)
     if opts.trace and not cancelled():

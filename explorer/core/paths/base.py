@@ -27,7 +27,9 @@ MKLDNN_PATHS = ("mkldnn", "mkldnn_functional", "mkldnn_roundtrip")
 # The routes to oneDNN a PyTorch user has today (explorer/core/paths/routes.py). Not in the default set: torch.compile
 # takes seconds per spec. ALL_PATHS is every name a run accepts.
 ROUTES = ("jit_frozen", "compiled", "mkldnn_prepacked")
-ALL_PATHS = PATHS + ROUTES
+# int8 problems (--cfg=u8s8u8) run on PyTorch's oneDNN int8 routes (explorer/core/paths/int8.py).
+INT8_PATHS = ("qconv_prepacked", "quantized_x86", "quantized_onednn")
+ALL_PATHS = PATHS + ROUTES + INT8_PATHS
 # The paths whose timed call takes (and gives) the activations in the layout a --stag/--dtag asks for:
 # axb = channels_last (NHWC), abx = plain NCHW. The MKLDNN paths' input is converted to MKLDNN once, so neither.
 TAG_PATHS = {"axb": ("channels_last", "mkldnn_prepacked"),
@@ -43,6 +45,9 @@ PATH_HELP = {
     "jit_frozen": "A one-conv module through torch.jit.freeze + torch.jit.optimize_for_inference (TorchScript's MKLDNN conversion).",
     "compiled": "torch.compile (inductor, CPU) with freezing on: compiled once, the compiled call timed.",
     "mkldnn_prepacked": "torch.ops.mkldnn._convolution_pointwise on a weight packed once for the real input shape, as inductor calls it.",
+    "qconv_prepacked": "int8: torch.ops.onednn.qconv_pointwise on weights packed once by onednn.qconv_prepack, as PT2E's X86InductorQuantizer lowers a conv.",
+    "quantized_x86": "int8: torch.ao.nn.quantized.Conv2d on the 'x86' quantized engine.",
+    "quantized_onednn": "int8: torch.ao.nn.quantized.Conv2d on the 'onednn' quantized engine.",
 }
 
 TORCH_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -92,11 +97,12 @@ class Tensors:
     w: torch.Tensor
     b: torch.Tensor | None
     residual: torch.Tensor | None = None  # the seeded dst a `sum` post-op adds (output shape, spec dtype)
+    quant: object = None  # int8 problems: the int8 paths' QuantParams (explorer.core.paths.int8_quant)
 
     @classmethod
     def make(cls, spec: ConvSpec, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(seed)
-        dt = TORCH_DTYPES[spec.dtype]
+        dt = TORCH_DTYPES.get(spec.dtype, torch.float32)  # int8: f32 masters, quantized by the int8 paths
         conv = module_class(spec)(  # Conv1d/2d/3d; asymmetric pads: the symmetric part here, F.pad the rest
             spec.ic, spec.oc, spec.kernel_size, stride=spec.torch_stride, padding=spec.torch_padding()[0],
             dilation=spec.torch_dilation, groups=spec.g, bias=spec.bias,
@@ -116,6 +122,10 @@ class Tensors:
             conv.weight.copy_(w.float())
             if conv.bias is not None:
                 conv.bias.copy_(b.float())
+        if spec.is_int8:
+            from explorer.core.paths.int8_quant import int8_tensors
+
+            return int8_tensors(cls(spec, x.float(), conv, x, w, b))
         # Drawn after x and the weights, so a problem's values are the same with or without post-ops.
         residual = torch.randn(spec.output_shape, generator=gen).to(dt) if has_sum(spec.post_ops) else None
         return cls(spec, x.float(), conv, x, w, b, residual)

@@ -7,7 +7,16 @@ import dataclasses
 import torch
 
 from explorer.core.paths.backward import prepare_backward
-from explorer.core.paths.base import PATHS, ROUTES, TAG_PATHS, PathUnsupported, PreparedPath, Tensors, one_line
+from explorer.core.paths.base import (
+    INT8_PATHS,
+    PATHS,
+    ROUTES,
+    TAG_PATHS,
+    PathUnsupported,
+    PreparedPath,
+    Tensors,
+    one_line,
+)
 from explorer.core.paths.eager import prepare_eager
 from explorer.core.paths.post_ops import eager_call, ops_of
 from explorer.core.paths.routes import prepare_route
@@ -16,6 +25,14 @@ from explorer.core.paths.routes import prepare_route
 def prepare(name: str, t: Tensors) -> PreparedPath:
     """Build path `name` for the problem in `t`. Raises PathUnsupported (or torch's error) if it cannot.
     A backward direction (BWD_D, BWD_W, BWD_WB) times that path's backward instead of its forward."""
+    if name in INT8_PATHS:
+        from explorer.core.paths.int8 import prepare_int8
+
+        return prepare_int8(name, t)
+    if t.spec.is_int8:
+        from explorer.core.paths.int8 import float_path_refusal
+
+        raise float_path_refusal(name, t.spec.dtype)
     tag = t.spec.io_tag
     if tag and name in ALL_NAMES and name not in TAG_PATHS[tag]:  # the line asked for a layout this path cannot take
         word = "channels_last" if tag == "axb" else "plain NCHW"

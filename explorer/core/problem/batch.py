@@ -29,8 +29,16 @@ from explorer.core.errors import InputError, SpecError
 from explorer.core.files import read_text
 from explorer.core.problem.benchdnn_options import option_key, split_values, uniform_dtype
 from explorer.core.problem.benchdnn_options import io_tag
+from explorer.core.problem.int8_config import INT8_DTYPES, int8_dtype
 from explorer.core.problem.post_ops import canonical as canonical_post_ops
-from explorer.core.problem.spec import ConvSpec, has_bias, option_refusal, parse_descriptor, strip_comment
+from explorer.core.problem.spec import (
+    ConvSpec,
+    combination_refusal,
+    has_bias,
+    option_refusal,
+    parse_descriptor,
+    strip_comment,
+)
 from explorer.core.problem.sweep_plan import SweepPoint
 
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
@@ -254,7 +262,7 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
             opts.append((key, w, why))
         choices.append(opts)
     for combo in itertools.product(*choices):
-        why = next((c[2] for c in combo if c[2]), "")
+        why = next((c[2] for c in combo if c[2]), "") or _float_quant_refusal(combo, r.dtype, lineno)
         value = {key: w.partition("=")[2] for key, w, _ in combo}
         tag = ""
         if not why:
@@ -265,13 +273,23 @@ def _problems(r: _Reader, word: str, source: str, lineno: int) -> None:
         if why and r.match is None:  # refused: no spec is built, nothing of it is timed
             r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
             continue
-        dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or "f32"
+        dt = r.dtype or uniform_dtype(value.get("dt") or "f32") or int8_dtype(value.get("dt") or "") or "f32"
+        quant = {"scales": value.get("attr-scales") or "", "zero_points": value.get("attr-zero-points") or ""}
         bias = r.bias if r.bias is not None else has_bias(value.get("dir") or "FWD_B", value.get("bia-dt") or "undef")
         new_mb = r.mb or int(value.get("mb") or 0) or None
         post = "" if why else canonical_post_ops(value.get("attr-post-ops") or "")
+        direction = (value.get("dir") or "FWD_B").upper()  # a --dir=BWD_D line runs as that backward
+        if not why:  # words honoured alone that no path times together: refused by name, as one word is
+            tag_word = next((f"--{k}={value[k]}" for k in ("stag", "dtag") if (value.get(k) or "any") != "any"), "")
+            clash = combination_refusal(direction, dt, post, tag, tag_word)
+            why = f"line {lineno}: {clash}" if clash else ""
+            if why and r.match is None:
+                r.add(source, SweepPoint(0, {}, None, None, why, "option", lineno, word, refused=True))
+                continue
+            if why:  # --match decides below on the plain forward conv; the point is refused either way
+                direction, post, tag = "FWD_B", "", ""
         try:
-            direction = (value.get("dir") or "FWD_B").upper()  # a --dir=BWD_D line runs as that backward
-            spec = base.replace(dtype=dt, bias=bias, direction=direction, post_ops=post, io_tag=tag,
+            spec = base.replace(dtype=dt, bias=bias, direction=direction, post_ops=post, io_tag=tag, **quant,
                                 **({"mb": new_mb} if new_mb else {})).validate(r.sizes)
         except SpecError as e:
             r.add(source, point(str(e), e.field), is_bad=True)
@@ -304,6 +322,17 @@ def _benchdnn_line(combo: tuple, spec: ConvSpec) -> str:
     """The problem as benchdnn's --match sees it (prb_t::str): the options, then the descriptor as it prints it."""
     words = [w for key, w, _ in combo if key != "mb"]
     return " ".join(words + [spec.benchdnn_descriptor()])
+
+
+def _float_quant_refusal(combo, cli_dtype: str | None, lineno: int) -> str:
+    """A sentence when scales or zero points come with a float data type (they would be dropped), else ''."""
+    value = {key: w.partition("=")[2] for key, w, _ in combo}
+    dt = cli_dtype or int8_dtype(value.get("dt") or "") or "f32"
+    for key in ("attr-scales", "attr-zero-points"):
+        if value.get(key) and dt not in INT8_DTYPES:
+            return (f"line {lineno}: --{key}={value[key][:30]}: scales and zero points apply to an int8 config "
+                    f"(--cfg=u8s8u8 or --dt=u8:s8:u8); drop the word to time the float conv without it.")
+    return ""
 
 
 def load_batch(name_or_path: str, *, mb: int | None = None, dtype: str | None = None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from explorer.core.problem import post_ops
+from explorer.core.problem.int8_config import attr_problem, int8_dtype
 
 FLOAT_DTS = ("f32", "bf16", "f16")
 FORWARD_DIRS = ("FWD_B", "FWD_D", "FWD_I")
@@ -95,10 +96,12 @@ OPTIONS: tuple[Option, ...] = (
            "benchdnn has no other direction", lambda v: v.upper() in DIRECTIONS, "--dir=BWD_D", "--dir=BWD",
            instead="the forward conv (FWD_B)"),
     Option(("dt", "cfg"), "one data type for src, weights and dst: f32, bf16, f16 (`bf16`, `bf16:bf16:bf16`, "
-           "`--cfg=bf16bf16bf16`)",
-           "int8, f64, fp8 and mixed data types (f32:bf16:bf16, bf16bf16f32) are not timed: every path here runs "
-           "src, weights and dst in one data type", lambda v: uniform_dtype(v) is not None,
-           "--dt=bf16:bf16:bf16", "--dt=u8:s8:u8", instead="the conv in f32 (or give --dt=bf16 or --dt=f16)"),
+           "`--cfg=bf16bf16bf16`); int8: u8 or s8 src, s8 weights, u8/s8/s32/f32 dst (`--cfg=u8s8u8`, "
+           "`--dt=u8:s8:u8`), timed on the int8 paths",
+           "f64, fp8, mixed float types (f32:bf16:bf16) and other int types are not timed: a float path runs one "
+           "data type, an int8 one u8/s8 src, s8 weights",
+           lambda v: uniform_dtype(v) is not None or int8_dtype(v) is not None,
+           "--dt=u8:s8:u8", "--dt=f32:bf16:bf16", instead="the conv in f32 (or give --dt=bf16 or --dt=f16)"),
     Option(("bia-dt", "bia_dt"), "`undef` (no bias) or the conv's own data type",
            "PyTorch's conv takes its bias in the conv's data type; with FWD_B the bias is on and in that type "
            "(benchdnn's is f32)", lambda v: v.lower() == "undef" or v.lower() in FLOAT_DTS,
@@ -133,10 +136,15 @@ OPTIONS: tuple[Option, ...] = (
            "binary post-ops with a second tensor, prelu, the fused depthwise `dw` and other eltwise kinds are "
            "not timed", lambda v: post_ops.refusal(v) == "", "--attr-post-ops=sum+relu",
            "--attr-post-ops=add:f32", reason=post_ops.refusal),
-    Option(("attr-scales",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-scales=",
-           "--attr-scales=src:common:0.5"),
-    Option(("attr-zero-points",), "default only: empty", _ATTR_WHY, lambda v: v == "", "--attr-zero-points=",
-           "--attr-zero-points=src:common:1"),
+    Option(("attr-scales",), "with an int8 --cfg/--dt: src:common:S, wei:common:S or wei:per_oc, dst:common:S "
+           "(the `scales` column; what is left out is calibrated on the data)",
+           "PyTorch's int8 convs take common src/dst scales and common or per_oc weight scales",
+           lambda v: attr_problem(v, "scales") == "", "--attr-scales=src:common:0.25+wei:per_oc",
+           "--attr-scales=src:per_dim_1", instead="the conv without it"),
+    Option(("attr-zero-points",), "with an int8 --cfg/--dt: src:common:Z, dst:common:Z (the `zero_points` column)",
+           "PyTorch's int8 convs take common src/dst zero points and symmetric weights",
+           lambda v: attr_problem(v, "zero points") == "", "--attr-zero-points=src:common:1",
+           "--attr-zero-points=wei:common:1", instead="the conv without it"),
     Option(("attr-fpmath",), "default only: `strict`", "no reduced-precision math mode is set on PyTorch's convs",
            _default_only("strict", "strict:true"), "--attr-fpmath=strict", "--attr-fpmath=tf32"),
     Option(("attr-acc-mode",), "default only: `strict`", "no accumulation mode is set on PyTorch's convs",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from explorer.core.errors import SpecError
 from explorer.core.problem import benchdnn_options, post_ops
+from explorer.core.problem.int8_config import INT8_DTYPES, int8_dtype
 
 DTYPES = ("f32", "bf16", "f16")
 # benchdnn's --dir values (dnnl_common.hpp dir_t): forward with bias, forward without, forward inference, and the
@@ -133,6 +134,9 @@ class ConvSpec:
     post_ops: str = ""
     # --stag/--dtag as honoured: '' (each path's own layout), 'abx' (NCHW) or 'axb' (channels_last) activations.
     io_tag: str = ""
+    # int8 (dtype u8s8u8 etc.): the line's --attr-scales / --attr-zero-points values, '' when not given
+    scales: str = ""
+    zero_points: str = ""
 
     def __post_init__(self):
         # FWD_B and FWD_D differ only by the bias (benchdnn's FLAG_BIA): the bias decides which one this is, so a
@@ -230,7 +234,11 @@ class ConvSpec:
 
     @property
     def itemsize(self) -> int:
-        return 4 if self.dtype == "f32" else 2
+        return 4 if self.dtype == "f32" else 1 if self.is_int8 else 2
+
+    @property
+    def is_int8(self) -> bool:
+        return self.dtype in INT8_DTYPES
 
     def _bd(self):
         """benchdnn's prb values (o, i, k, s, p, d) per dim d, h, w; absent dims at benchdnn's defaults."""
@@ -362,17 +370,20 @@ class ConvSpec:
             pr = getattr(self, f"p{x}_r")
             if pr is not None and (not isinstance(pr, int) or isinstance(pr, bool) or (sizes and abs(pr) > MAX_FIELD_VALUE)):
                 raise SpecError(f"the right pad of the {_DIM_WORD[x]} must be a whole number, got {pr!r}.", f"p{x}")
-        if self.dtype not in DTYPES:
-            raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.", "dtype")
+        if self.dtype not in DTYPES and self.dtype not in INT8_DTYPES:
+            raise SpecError(f"dtype must be one of {', '.join(DTYPES)} or an int8 config such as u8s8u8, got "
+                            f"{self.dtype!r}.", "dtype")
+        if (self.scales or self.zero_points) and not self.is_int8:
+            raise SpecError(f"scales and zero points apply to int8 configs (--cfg=u8s8u8), not to {self.dtype}.",
+                            "dtype")
         if self.direction not in DIRECTIONS:
             raise SpecError(f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}.", "direction")
         if self.direction == "BWD_WB" and not self.bias:
             raise SpecError("BWD_WB times the weights' and the bias' gradients, but this problem has no bias; use "
                             "BWD_W for the weights alone.", "direction")
-        if self.post_ops and self.direction in BACKWARD_DIRECTIONS:  # oneDNN's post-ops are forward attributes
-            raise SpecError(f"post-ops ({self.post_ops}) apply to the forward conv; {self.direction} times the "
-                            "conv's backward, which has none: drop --attr-post-ops or give a forward --dir.",
-                            "post_ops")
+        clash = combination_refusal(self.direction, self.dtype, self.post_ops, self.io_tag)
+        if clash:
+            raise SpecError(clash, "direction" if self.direction in BACKWARD_DIRECTIONS else "dtype")
         if self.io_tag not in ("", "abx", "axb"):
             raise SpecError(f"io_tag must be '', 'abx' or 'axb', got {str(self.io_tag)[:20]!r}.", "io_tag")
         if not isinstance(self.post_ops, str) or post_ops.refusal(self.post_ops):
@@ -587,6 +598,24 @@ def parse_problem(problem: str, sizes: bool = True) -> ConvSpec:
     return ConvSpec(mb=values.get("mb", 2), g=g, ic=values["ic"], oc=values["oc"], name=name, ndims=ndims, **kw)
 
 
+def combination_refusal(direction: str, dtype: str, post_ops: str, io_tag: str, tag_word: str = "") -> str:
+    """'WORD: why' when words each honoured alone ask for something no path times together, else ''.
+    A batch turns it into a refused problem naming the word; a spec refuses to validate."""
+    backward = direction in BACKWARD_DIRECTIONS
+    int8 = dtype in INT8_DTYPES
+    if post_ops and backward:  # oneDNN's post-ops are forward attributes
+        return (f"--attr-post-ops={post_ops}: post-ops apply to the forward conv, and --dir={direction} times the "
+                "conv's backward, which has none; drop the word or give a forward --dir.")
+    if int8 and backward:  # PyTorch's int8 convs are inference ops
+        return (f"--dir={direction}: PyTorch's int8 convs ({dtype}) are inference ops with no backward; give a "
+                "forward --dir or a float --dt.")
+    if int8 and (post_ops or io_tag):  # the int8 paths run the plain conv, on a channels_last input
+        word = f"--attr-post-ops={post_ops}" if post_ops else (tag_word or f"--stag/--dtag={io_tag}")
+        return (f"{word}: not timed with an int8 config ({dtype}) yet: the int8 paths run the plain conv on a "
+                "channels_last input; drop the word or give a float --dt.")
+    return ""
+
+
 def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None = None, sizes: bool = True,
                      direction: str | None = None) -> ConvSpec:
     """Parse a benchdnn conv descriptor (short or long form, or a pasted verbose/batch line) into a valid spec.
@@ -603,12 +632,18 @@ def parse_descriptor(text: str, *, dtype: str | None = None, bias: bool | None =
     if "mb" in opts and opts["mb"].isdigit() and int(opts["mb"]) > 0:
         spec = spec.replace(mb=int(opts["mb"]))
     hints = descriptor_hints(text)
+    for key in ("attr-scales", "attr-zero-points"):
+        if opts.get(key) and (dtype or hints.get("dtype") or "f32") not in INT8_DTYPES:
+            raise SpecError(f"--{key}={opts[key][:30]}: scales and zero points apply to an int8 config "
+                            f"(--cfg=u8s8u8 or --dt=u8:s8:u8); drop the word to time the float conv without it.",
+                            "desc")
     direction = (direction or hints.get("direction") or "FWD_B").upper()
     if bias is None:
         bias = hints.get("bias", has_bias(direction))
     spec = spec.replace(dtype=dtype or hints.get("dtype") or "f32", bias=bias, direction=direction,
                         post_ops=post_ops.canonical(opts.get("attr-post-ops", "")),
-                        io_tag=_io_tag(opts.get("stag", "any"), opts.get("dtag", "any")))
+                        io_tag=_io_tag(opts.get("stag", "any"), opts.get("dtag", "any")),
+                        scales=opts.get("attr-scales", ""), zero_points=opts.get("attr-zero-points", ""))
     return spec.validate(sizes)
 
 
@@ -626,7 +661,7 @@ def descriptor_hints(text: str) -> dict:
     opts = _options(text)
     raw = opts.get("dt") or opts.get("cfg")
     if raw:
-        dt = benchdnn_options.uniform_dtype(raw)
+        dt = benchdnn_options.uniform_dtype(raw) or int8_dtype(raw)
         if dt is None:
             raise SpecError(benchdnn_options.option_refusal(f"--dt={raw}"), "dtype")
         hints["dtype"] = dt
@@ -658,6 +693,8 @@ def parse_dtype(text: str) -> str:
     value = text.strip().lower()
     aliases = {"float32": "f32", "float": "f32", "fp32": "f32", "bfloat16": "bf16", "float16": "f16", "half": "f16", "fp16": "f16"}
     value = aliases.get(value, value)
+    if int8_dtype(value):
+        return int8_dtype(value)
     if value not in DTYPES:
         raise SpecError(f"dtype must be one of {', '.join(DTYPES)}, got {text!r}.", "dtype")
     return value

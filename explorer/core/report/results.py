@@ -47,6 +47,8 @@ CSV_COLUMNS = (
     "post_ops",
     # --stag/--dtag as honoured: '' each path's own layout, axb channels_last, abx NCHW (only the paths taking it run)
     "io_tag",
+    # int8 (issue 32): the line's scales/zero points; max |out - f32 reference| / max |f32 reference|
+    "scales", "zero_points", "rel_err",
 )
 INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
                 "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count",
@@ -54,7 +56,7 @@ INT_COLUMNS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw"
 FLOAT_COLUMNS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms",
                   "budget_ms", "pct_peak", "trace_conv_ms", "trace_reorder_ms",
                  "runq_wait_pct", "faults_per_call", "ctx_switches_per_call", "cpu_pct", "steal_pct", "other_cpu_pct", "slowdown_pct", "loadavg",
-                 "compile_ms", "onednn_ms", "reorder_ms", "other_ms"}
+                 "compile_ms", "onednn_ms", "reorder_ms", "other_ms", "rel_err"}
 QUALITIES = ("ok", "noisy", "")
 # A time read from a file must be above zero (a zero median would give "ok/ok" ratios and divide by zero).
 POSITIVE_COLUMNS = {"median_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms"}
@@ -104,6 +106,7 @@ class Result:
     p75_ms: float | None = None
     gflops: float | None = None
     max_abs_err: float | None = None
+    rel_err: float | None = None  # max_abs_err / max |reference|; int8: against the f32 conv on dequantized values
     input_bytes: int | None = None
     weight_bytes: int | None = None
     output_bytes: int | None = None
@@ -174,6 +177,7 @@ class Result:
             "pw": s.pw, "dh": s.dh, "dw": s.dw, "dtype": s.dtype, "bias": int(s.bias), "ops": s.ops,
             "direction": s.direction,
             "post_ops": s.post_ops, "io_tag": s.io_tag,
+            "scales": s.scales, "zero_points": s.zero_points,
         }
         out.update(shape_cells(s))
         for f in dataclasses.fields(self):

@@ -63,6 +63,7 @@ def spec_to_dict(spec: ConvSpec) -> dict:
         out["post_ops"] = spec.post_ops
     if spec.io_tag:
         out["io_tag"] = spec.io_tag
+    out.update({k: getattr(spec, k) for k in ("scales", "zero_points") if getattr(spec, k)})  # int8 only
     return out
 
 
@@ -81,7 +82,8 @@ def spec_from_dict(d: dict, where: str = "spec") -> ConvSpec:
         raise InputError(f"{where}: io_tag must be a string ('', 'abx' or 'axb').", "session")
     try:
         spec = parse_descriptor(d["desc"], dtype=dtype, bias=bias, direction=direction)
-        return spec.replace(post_ops=post, io_tag=tag).validate() if (post or tag) else spec
+        quant = {k: d[k] for k in ("scales", "zero_points") if isinstance(d.get(k), str) and d[k]}
+        return spec.replace(post_ops=post, io_tag=tag, **quant).validate() if (post or tag or quant) else spec
     except SpecError as e:
         raise InputError(f"{where}: {e}", "session") from None
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from explorer.core.errors import ExplorerError, SpecError
 from explorer.core.paths.base import ALL_PATHS, PATH_HELP, PATHS
+from explorer.core.problem.int8_config import INT8_DTYPES
 from explorer.core.problem.spec import DTYPES, FIELD_HELP, ConvSpec, descriptor_hints, parse_descriptor
 from explorer.gui.common.colors import path_color
 
@@ -191,7 +192,7 @@ class ParamPanel(QWidget):
         grid.addWidget(QLabel("dtype"), r, 0)
         self.dtype_combo = QComboBox()
         self.dtype_combo.setObjectName("dtype")
-        for i, d in enumerate(DTYPES):
+        for i, d in enumerate(DTYPES + INT8_DTYPES):  # int8: src/wei/dst types, run on the int8 paths
             self.dtype_combo.addItem(d)
             self.dtype_combo.setItemData(i, DTYPE_HELP.get(d, d), Qt.ToolTipRole)
         self.dtype_combo.setToolTip("Data type of input, weight and output for every path.")
@@ -475,6 +476,7 @@ class ParamPanel(QWidget):
             self.ndims_combo.setCurrentIndex(self.ndims_combo.findData(spec.ndims))
             self._apply_ndims(spec.ndims)
             self.dtype_combo.setCurrentText(spec.dtype)
+            self._quant = (spec.scales, spec.zero_points)  # a pasted int8 line's scales, kept for _read_fields
             self.bias_check.setChecked(spec.bias)
             self.direction_combo.setCurrentText("FWD" if spec.direction in ("FWD_B", "FWD_D") else spec.direction)
             self.name_edit.setText(spec.name)
@@ -561,9 +563,12 @@ class ParamPanel(QWidget):
                 what = "empty" if not text else repr(text)
                 help_ = FIELD_HELP.get(key, "right pad")
                 raise SpecError(f"{key} ({help_}) must be a whole number, got {what}.", key) from None
+        dtype = self.dtype_combo.currentText()
+        scales, zero_points = getattr(self, "_quant", ("", "")) if dtype in INT8_DTYPES else ("", "")
         return ConvSpec(
-            **values, ndims=self.ndims(), bias=self.bias_check.isChecked(), dtype=self.dtype_combo.currentText(),
+            **values, ndims=self.ndims(), bias=self.bias_check.isChecked(), dtype=dtype,
             name=self.name_edit.text().strip().replace('"', ""), direction=self._direction(),
+            scales=scales, zero_points=zero_points,
         ).normalized()
 
     def _direction(self) -> str:

@@ -21,7 +21,7 @@ mb1ic8ih8oc8oh7kh3ph1
 ic8ih8oc8kh1
 --mb=0 --dt=f16:f16:f16
 mb3ic8ih8oc8kh1
---reset --cfg=u8s8u8
+--reset --cfg=f32bf16bf16
 ic8ih8oc8kh1
 --reset --dir=BWD_WB
 ic8ih8oc8kh1
@@ -56,7 +56,7 @@ def test_lines_names_comments_and_options():
     assert (pts[12].spec.mb, pts[12].spec.dtype, pts[12].spec.bias) == (4, "f32", True)
     # --mb=0 means the descriptor's own mb; --dt=f16:...
     assert (pts[14].spec.mb, pts[14].spec.dtype) == (3, "f16")
-    assert pts[16].refused and pts[16].error.startswith("line 16: --cfg=u8s8u8 (set on line 15): ")
+    assert pts[16].refused and pts[16].error.startswith("line 16: --cfg=f32bf16bf16 (set on line 15): ")
     # --dir=BWD_WB is honoured: the line runs as the backward by weights and bias (benchdnn's bias on)
     assert not pts[18].refused and (pts[18].spec.direction, pts[18].spec.bias) == ("BWD_WB", True)
     assert pts[20].skipped and pts[20].error.startswith("line 20: g=3 does not divide ic=8")
@@ -79,7 +79,8 @@ def test_list_options_make_one_problem_per_value():
     """benchdnn's vector options: each descriptor runs once per combination of the lists' values."""
     b = parse_batch("--dt=f32,bf16,u8:s8:u8 --dir=FWD_B,FWD_D\nic8ih8oc8kh1\n")
     got = [(p.spec.dtype, p.spec.bias) if p.spec else p.error.split(":")[1].strip() for p in b.points]
-    assert got == [("f32", True), ("f32", False), ("bf16", True), ("bf16", False), "--dt=u8", "--dt=u8"]
+    # int8 is honoured since issue 32's int8 part: its own rows, on the int8 paths
+    assert got == [("f32", True), ("f32", False), ("bf16", True), ("bf16", False), ("u8s8u8", True), ("u8s8u8", False)]
     assert [p.spec.mb for p in parse_batch("--mb=1,4,0\nmb3ic8ih8oc8kh1\n").points] == [1, 4, 3]
 
 

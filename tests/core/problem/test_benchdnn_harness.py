@@ -30,12 +30,42 @@ _POST = (rf"(?:relu(?::{_N})?|gelu_erf|gelu_tanh|logistic|tanh|swish:{_N}|clip:{
          rf"|sum(?::{_N})?(?::0)?)(?::0)*")
 HONOURED = re.compile(
     r"--(dir=(?i:fwd_[bdi]|bwd_d|bwd_w|bwd_wb)|(dt|cfg)=(f32|bf16|f16|bf16:bf16:bf16|f16:f16:f16|f32:f32:f32|bf16bf16bf16)"
+    r"|(dt|cfg)=(?i:[us]8:?s8:?(u8|s8|s32|f32))"
     r"|(bia-dt|bia_dt)=(undef|f32|bf16|f16)|mb=\d+|wtag=any|[sd]tag=(any|abx|axb|nchw|nhwc|ncw|nwc|ncdhw|ndhwc|)|alg=(?i:direct)|strides="
     rf"|attr-post-ops=(?i:{_POST}(?:\+{_POST})*)?"
     r"|attr-scales=|attr-zero-points=|attr-fpmath=strict|attr-acc-mode=strict|attr-scratchpad=library"
     r"|skip-impl=|impl=|allow-enum-tags-only=\w*|check-ref-impl=\w*)$")
 _WORD = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 _LAYOUT = {t: "plain" for t in ("abx", "nchw", "ncw", "ncdhw")} | {t: "channels_last" for t in ("axb", "nhwc", "nwc", "ndhwc")}
+
+
+INT8 = re.compile(r"(?i:[us]8:?s8:?(u8|s8|s32|f32))$")
+# issue 32: PyTorch's int8 convs take common src/dst scales and zero points, common or per_oc weight scales
+QUANT = re.compile(r"--(attr-scales=((src0?|dst):common:[\d.]+|wei:(common:[\d.]+|per_oc))"
+                   r"(\+((src0?|dst):common:[\d.]+|wei:(common:[\d.]+|per_oc)))*"
+                   r"|attr-zero-points=(src0?|dst):common:-?\d+(\+(src0?|dst):common:-?\d+)*)$")
+
+
+def honoured(word: str, words: dict) -> bool:
+    """What this tool honours, written apart from its code: scales and zero points only on an int8 line; no
+    post-ops on a backward line; an int8 line only forward, without post-ops or layout tags."""
+    dt = (words.get("dt") or words.get("cfg") or "--dt=f32").partition("=")[2]
+    int8 = bool(INT8.match(dt))
+    backward = words.get("dir", "--dir=FWD_B").partition("=")[2].upper().startswith("BWD")
+    value = word.partition("=")[2]
+    if word.startswith(("--attr-scales=", "--attr-zero-points=")) and value:
+        return bool(int8 and QUANT.match(word))
+    if word.startswith("--attr-post-ops=") and value and (backward or int8):
+        return False
+    if word.startswith(("--stag=", "--dtag=")) and value.lower() not in ("", "any") and int8:
+        return False
+    if word.startswith("--dir=") and backward and int8:
+        return False
+    if word.startswith(("--dt=", "--cfg=")) and int8 and (backward or any(
+            w.partition("=")[2] and (w.startswith("--attr-post-ops=") or (w.startswith(("--stag=", "--dtag="))
+                                     and w.partition("=")[2].lower() != "any")) for w in words.values())):
+        return False
+    return bool(HONOURED.match(word))
 
 
 def _text_of(name: str, folder: Path) -> tuple[str, Path]:
@@ -122,14 +152,14 @@ def _check(name: str) -> dict:
                 assert {_LAYOUT.get(pair[1]), _LAYOUT.get(pair[2])} == {"plain", "channels_last"}, (name, p.error)
                 assert (words.get("stag"), words.get("dtag")) == (f"--stag={pair[1]}", f"--dtag={pair[2]}"), p.error
             else:
-                assert any(w.startswith(named) and not HONOURED.match(w) for w in words.values()), (name, p.error, words)
+                assert any(w.startswith(named) and not honoured(w, words) for w in words.values()), (name, p.error, words)
             count["refused"] += 1
             continue
-        bad = [w for w in words.values() if not HONOURED.match(w)]
+        bad = [w for w in words.values() if not honoured(w, words)]
         assert not bad, f"{name} line {p.line}: {desc} was timed although it carries {bad}"
         value = {k: w.partition("=")[2] for k, w in words.items()}
         dt = value.get("dt", "f32").lower()
-        dt = {"bf16bf16bf16": "bf16"}.get(dt, dt.split(":")[0])
+        dt = {"bf16bf16bf16": "bf16"}.get(dt, dt.replace(":", "") if INT8.match(dt) else dt.split(":")[0])
         bias = value.get("dir", "FWD_B").upper() in ("FWD_B", "BWD_WB") or value.get("bia-dt", "undef") != "undef"
         shape = parse_problem(desc, sizes=False)
         mb = int(value.get("mb") or 0) or shape.mb
@@ -139,8 +169,10 @@ def _check(name: str) -> dict:
         assert bool(p.spec.post_ops) == bool(value.get("attr-post-ops")), (name, p.line, desc, words)
         tags = {value.get("stag", "any"), value.get("dtag", "any")} - {"any"}
         assert bool(p.spec.io_tag) == bool(tags), (name, p.line, desc, words)
-        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, direction="FWD_B", post_ops="", io_tag="") == shape, \
-            (name, p.line, desc)
+        quant = (value.get("attr-scales", ""), value.get("attr-zero-points", ""))
+        assert (p.spec.scales, p.spec.zero_points) == quant, (name, p.line, desc, words)  # int8: carried, not lost
+        assert p.spec.replace(dtype="f32", bias=True, mb=shape.mb, direction="FWD_B", post_ops="", io_tag="",
+                              scales="", zero_points="") == shape, (name, p.line, desc)
         count["honoured"] += 1
     return count
 
