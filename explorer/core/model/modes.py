@@ -562,7 +562,9 @@ def _int8_parts(res: ModeResult, prep: PreparedMode, inv, mopts: ModelOptions, c
     if inv is None:
         res.predict_note = "no prediction: the model's convs were not listed"
         return
-    with torch_no_grad():
+    import torch
+
+    with torch.no_grad():
         table_ms, why = layer_table_ms(inv, max(100.0, mopts.mode_budget_ms / 10), mopts.min_samples, cancel)
         rem_ms, in_graph_ms, calls = graph_split_ms(prep.fn)
     if table_ms is None:
@@ -574,12 +576,6 @@ def _int8_parts(res: ModeResult, prep: PreparedMode, inv, mopts: ModelOptions, c
                         f"outside its {calls} qconv calls (profiler, best of 5), as inductor's fused kernels "
                         "cannot be stubbed")
     res.convs_in_model_note = f"the compiled graph's {calls} qconv calls (profiler)"
-
-
-def torch_no_grad():
-    import torch
-
-    return torch.no_grad()
 
 
 def _modern_note(mode: str, prep: PreparedMode, res: ModeResult, bf16: bool) -> str:

@@ -18,8 +18,9 @@ from explorer.core.model.surgery import TOLERANCE
 
 def _net():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                         nn.Conv2d(8, 8, 3, padding=1, stride=2), nn.ReLU()).eval()
+    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.Conv2d(32, 32, 3, padding=1, stride=2), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(32, 10)).eval()
 
 
 def _run(net=None, inv=True):
@@ -89,6 +90,35 @@ def test_a_bf16_plan_refuses_int8_in_one_sentence():
     r = model_modes.run_mode("int8", net.to(torch.bfloat16), x.to(torch.bfloat16), "bf16", ref, mopts,
                              lambda: False, None, None, ref)
     assert r.status == "unsupported" and r.error.startswith("int8:") and "--dtype f32" in r.error
+
+
+def test_a_reused_relu_module_is_quantized_as_resnet_reuses_it():
+    # ResNet's blocks call one self.relu three times: X86InductorQuantizer refused that ("Input partition has
+    # more than one output node") until the mode gave each call its own op
+    if model_int8.torchao_problem():
+        pytest.skip(model_int8.torchao_problem())
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+            self.bn1, self.bn2 = nn.BatchNorm2d(8), nn.BatchNorm2d(8)
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            out += x
+            return self.relu(out)
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), Block()).eval()
+    x = torch.randn(1, 3, 16, 16)
+    q = model_int8.quantized_model(net, ModelInput((x,)))
+    with torch.no_grad():
+        ref, got = net(x), q(x)
+    assert got.shape == ref.shape and float((got - ref).abs().max() / ref.abs().max()) < TOLERANCE["int8"]
+    assert isinstance(net[2].relu, nn.ReLU)  # the user's model is untouched: the mode quantizes a copy
 
 
 def test_the_per_layer_int8_route_computes_the_layers_problem():

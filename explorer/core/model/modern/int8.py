@@ -23,6 +23,39 @@ def torchao_problem() -> str:
     return ""
 
 
+def _relu_class():
+    from torch import nn
+
+    class CallRelu(nn.Module):
+        """nn.ReLU as a call of torch.relu: export tags each call of a function apart, but every call of one
+        module alike, so a ReLU module reused by a block (ResNet's self.relu) makes X86InductorQuantizer's
+        conv+add+relu partition have several outputs ("Input partition has more than one output node")."""
+
+        def forward(self, x):
+            return torch_relu(x)
+
+    return CallRelu
+
+
+def torch_relu(x):
+    import torch
+
+    return torch.relu(x)
+
+
+def unshare_relus(model) -> int:
+    """Every nn.ReLU child of `model` (in place) swapped for a CallRelu: the same maths. Returns how many."""
+    from torch import nn
+
+    cls, n = _relu_class(), 0
+    for mod in list(model.modules()):
+        for name, child in list(mod.named_children()):
+            if type(child) is nn.ReLU:
+                setattr(mod, name, cls())
+                n += 1
+    return n
+
+
 def quantized_model(model, inp):
     """The model through PT2E: exported, X86InductorQuantizer's default (static, per-channel s8 weights, u8
     activations), calibrated on `inp` (a ModelInput) once, converted. Not compiled yet."""
@@ -33,6 +66,7 @@ def quantized_model(model, inp):
     from explorer.core.model.surgery import copy_model
 
     m = copy_model(model).eval()
+    unshare_relus(m)
     exported = torch.export.export(m, tuple(inp.args), dict(inp.kwargs)).module()
     quantizer = xiq.X86InductorQuantizer()
     quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
