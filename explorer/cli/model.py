@@ -66,7 +66,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--budget-ms", type=positive_float, default=300.0, help="time budget per layer and path (default 300)")
     p.add_argument("--modes", type=str, default=None,
                    help=f"end-to-end modes: {','.join(MODES)}, or 'all' (default: {','.join(DEFAULT_MODES)}; "
-                        "compiled and autocast_bf16 are opt-in)")
+                        "compiled, autocast_bf16 and int8 are opt-in)")
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
                    help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f}); the rounds "
                         "that time a mode's forward, its remainder and its convs in model order get twice it")

@@ -201,6 +201,11 @@ def _reference(summaries):
 def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> None:
     if res.status != "ok" or res.remainder_ms is None:
         return
+    if res.mode == "int8":  # its per-layer table is its own (modern.int8: the qconv op), not a sweep path
+        if res.conv_alone_ms is not None:
+            res.conv_ms = res.conv_alone_ms
+            res.predicted_ms = res.conv_ms + res.remainder_ms
+        return
     path = mode_path(res)
     first = inv.sites[0].module if inv.sites else None
     inside = {site.module for site in inv.inside_sites()}  # not stubbed: timed inside the remainder

@@ -229,6 +229,13 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
         # channels_last is the mode's option, not its precondition: 1-D convs run autocast on the model as it is
         return PreparedMode(**prepare_autocast(model, inp, dtype, channels_last_or_none(inp, conv_dims)))
+    if mode == "int8":
+        from explorer.core.model.modern.int8 import prepare_int8
+
+        if dtype != "f32":  # PT2E quantizes from the f32 model; its error is stated against f32
+            raise NotImplementedError(f"int8: the mode quantizes the f32 model, not a {dtype} one: run the plan "
+                                      "with --dtype f32")
+        return PreparedMode(**prepare_int8(model, inp))
     raise ValueError(mode)
 
 
@@ -293,7 +300,8 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         del out
         res.compile_ms, res.conv_path = prep.compile_ms, prep.conv_path
         res.mode_note = _modern_note(mode, prep, res, bf16 and ref_f32 is not None)
-        wrong = wrong_output(res.max_abs_err, res.rel_err, "bf16" if mode in BF16_MODES else dtype)
+        gate = "int8" if mode == "int8" else "bf16" if mode in BF16_MODES else dtype
+        wrong = wrong_output(res.max_abs_err, res.rel_err, gate)
         if wrong:  # never timed, so never a speedup nor the answer
             res.status, res.error = "wrong output", wrong
             return res
@@ -332,7 +340,9 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
                 if got is None:
                     return None
                 res.remainder_ms, res.remainder_quality = got[0].median_ms, got[0].quality
-        if mopts.predict and not cancel():
+        if mode == "int8" and mopts.predict and not cancel():
+            _int8_parts(res, prep, inv, mopts, cancel)
+        elif mopts.predict and not cancel():
             res.convs_in_model_ms, res.convs_in_model_note = _convs_in_model(prep, mode)
             with torch.no_grad():
                 res.conversion_ms, conv_q = _measure_conversions(prep, max(50.0, mopts.mode_budget_ms / 10), cancel)
@@ -544,12 +554,38 @@ def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
         return None, f"not read: {type(e).__name__}: {one_line(e)}"
 
 
+def _int8_parts(res: ModeResult, prep: PreparedMode, inv, mopts: ModelOptions, cancel) -> None:
+    """The int8 mode's prediction parts: its per-layer qconv table summed (conv_alone_ms) and the compiled
+    graph's non-qconv time (remainder_ms); job._predict adds them."""
+    from explorer.core.model.modern.int8 import graph_split_ms, layer_table_ms
+
+    if inv is None:
+        res.predict_note = "no prediction: the model's convs were not listed"
+        return
+    import torch
+
+    with torch.no_grad():
+        table_ms, why = layer_table_ms(inv, max(100.0, mopts.mode_budget_ms / 10), mopts.min_samples, cancel)
+        rem_ms, in_graph_ms, calls = graph_split_ms(prep.fn)
+    if table_ms is None:
+        res.predict_note = f"no prediction: {why}"
+        return
+    res.conv_alone_ms, res.remainder_ms, res.convs_in_model_ms = table_ms, rem_ms, in_graph_ms
+    res.predict_note = (f"convs: the per-layer int8 table (each layer's onednn.qconv_pointwise on a u8 channels_last "
+                        f"input and prepacked s8 weights, times its count); remainder: the compiled graph's time "
+                        f"outside its {calls} qconv calls (profiler, best of 5), as inductor's fused kernels "
+                        "cannot be stubbed")
+    res.convs_in_model_note = f"the compiled graph's {calls} qconv calls (profiler)"
+
+
 def _modern_note(mode: str, prep: PreparedMode, res: ModeResult, bf16: bool) -> str:
     """What a today's mode, or any mode of a bf16 plan, says beside its figures ("" for the four in f32): the
     compile time kept apart, the output error against f32, and no fast bf16 where oneDNN has none."""
     from explorer.core.model.modern.bf16 import error_note, no_fast_bf16_note
 
-    notes = [prep.note] if mode in ("compiled", "autocast_bf16") else []
+    notes = [prep.note] if mode in ("compiled", "autocast_bf16", "int8") else []
+    if mode == "int8":  # its error against the f32 model is part of its answer
+        notes.append(error_note(res.max_abs_err, res.rel_err).replace("against f32 nchw", "against the f32 model"))
     if bf16:
         notes += [error_note(res.f32_max_abs_err, res.f32_rel_err), no_fast_bf16_note()]
     return "; ".join(n for n in notes if n)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from explorer.core.errors import InputError
 from explorer.core.model.inventory import Inventory, Layer
 
-MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn", "compiled", "autocast_bf16")
+MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn", "compiled", "autocast_bf16", "int8")
 # What a plan runs unless asked: today's modes are opt-in (`--modes all`, or named), as torch.compile takes
 # tens of seconds on a real network and autocast changes the numbers the model computes.
 DEFAULT_MODES = ("nchw", "channels_last", "to_mkldnn", "jit_mkldnn")
@@ -22,12 +22,14 @@ MODE_HELP = {
     "compiled": "torch.compile (inductor, freezing on); compiled before the timed loop, compile time apart",
     "autocast_bf16": "torch.autocast('cpu', torch.bfloat16) on the channels_last model (on the model as it is "
                      "when its convs are 1-D, which have no channels-last format)",
+    "int8": "PT2E int8 (torchao's X86InductorQuantizer, calibrated on the example input) + torch.compile "
+            "(freezing); needs the `int8` extra",
 }
 MODE_PATH = {"nchw": "dense", "channels_last": "channels_last", "to_mkldnn": "mkldnn", "jit_mkldnn": "mkldnn",
-             "compiled": "compiled", "autocast_bf16": "channels_last"}
+             "compiled": "compiled", "autocast_bf16": "channels_last", "int8": "int8"}
 MODE_LABEL = {"nchw": "model as it is", "channels_last": "channels_last", "to_mkldnn": "to_mkldnn(model)",
               "jit_mkldnn": "jit.freeze+optimize_for_inference", "compiled": "torch.compile (freezing)",
-              "autocast_bf16": "autocast bf16 (channels_last)"}
+              "autocast_bf16": "autocast bf16 (channels_last)", "int8": "PT2E int8 (compiled)"}
 DEFAULT_MODE_BUDGET_MS = 2000.0
 
 
@@ -268,7 +270,9 @@ def answer_line(report: ModelReport) -> str:
     """The best mode that ran; a verdict over every mode only when every planned mode ran (after Stop the
     line names the modes that did not run and judges only those that did)."""
     missing = report.not_run
-    runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup]
+    # int8 changes the numbers: it is a candidate only with its error against f32 stated
+    runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup
+            and (r.mode != "int8" or r.rel_err is not None)]
     if missing:
         names = ", ".join(MODE_LABEL.get(m, m) for m in missing)
         if not runs:

@@ -185,7 +185,7 @@ _DENORMAL_SCALE = 1.1754943508222875e-38 / 1.1920928955078125e-07  # torch.finfo
 # How far a mode's output may be from the NCHW model's (compare_outputs' rel_err: max abs error / max |ref|)
 # before it is a wrong output, by the dtype the mode computes in. f32 and bf16 are the values the planner has
 # compared with since it was written (a real model's modes read 1e-6..1e-4 in f32, tests/core/model); f16
-# and int8 follow the same rule from their own precision. No mode computes in f16 or int8 today.
+# and int8 follow the same rule from their own precision. The `int8` mode (modern.int8) is gated by int8's.
 TOLERANCE = {
     # 1e-3: the modes run the same f32 maths in another summation order (oneDNN's blocked kernels, inductor,
     # the frozen graph's folded BatchNorm); that moves each output by a few eps (2^-23) times the layer's
