@@ -161,7 +161,7 @@ def _f32_reference(module, x, dtype: str, ref, modes):
     an f32 plan, the f32 model on the same (bf16-rounded) input in a bf16 plan; None when nothing is bf16."""
     import torch
 
-    from explorer.core.model.report import BF16_MODES
+    from explorer.core.model.report import BF16_MODES, direction_doubt
 
     if dtype == "f32":
         return ref if set(BF16_MODES) & set(modes) else None
@@ -298,7 +298,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
     """Each mode's speedups, its convs faster than dense in the per-layer table (and, with `inv`, the kinds of
     the convs that table has no row for), and whether a figure behind them is uncertain."""
     base = next((r for r in results if r.mode == "nchw"), None)
-    from explorer.core.model.report import BF16_MODES
+    from explorer.core.model.report import BF16_MODES, direction_doubt
 
     f32_table = any(s.layer.spec is not None and s.layer.spec.dtype != "bf16" for s in summaries)
     for r in results:
@@ -328,6 +328,8 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
         reasons = []
         if base is not None and r.status == "ok" and base.status == "ok" and r.measured_ms:
             r.speedup = base.measured_ms / r.measured_ms
+            if r is not base and all((base.p25_ms, base.p75_ms, r.p25_ms, r.p75_ms)):
+                r.speedup_low, r.speedup_high = base.p25_ms / r.p75_ms, base.p75_ms / r.p25_ms
             if r.noisy or base.noisy:
                 reasons.append("a measured loop is noisy")
             if r.predicted_ms and base.predicted_ms:
@@ -345,6 +347,10 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
                                for m, where in drifted)
             reasons.append(f"{drifted[0][0].host_drift_ref} ran {how}, against its per-layer table "
                            "row (the machine's speed or the process's memory state changed)")
+        if r.speedup:  # computed last: it reads the predicted speedup and the spread set above
+            doubt = direction_doubt(r)
+            if doubt:
+                reasons.insert(0, doubt)
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)
 
