@@ -13,7 +13,9 @@ from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_r
 from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
 from explorer.core.model.load import load_model, make_input, parse_inputs
 from explorer.core.model.modes import run_mode
+from explorer.core.model.timing.ranking import ranking_stop
 from explorer.core.model.report import (
+    MODE_PATH,
     LayerSummary,
     ModeFinished,
     ModelFinished,
@@ -102,7 +104,9 @@ def iter_model(
         if layer_results is not None:
             for i in range(len(points)):
                 per_layer[i] = _layer_results(inv.layers[i], layer_results.get(i) or {})
-        for ev in (iter_points(points, ropts, cancelled, ctx) if layer_results is None else ()):
+        # the paths no planned mode runs on only rank a layer's paths: timed until that rank is settled
+        decide = ranking_stop({"dense"} | {MODE_PATH[m] for m in mopts.modes}) if mopts.predict else None
+        for ev in (iter_points(points, ropts, cancelled, ctx, decide_for=decide) if layer_results is None else ()):
             if isinstance(ev, PointStarted):
                 current["i"] = ev.point.index
             elif isinstance(ev, PathFinished):
@@ -129,17 +133,21 @@ def iter_model(
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
         seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
+        after = None  # the reference's time right after the last mode
         for k, mode in enumerate(mopts.modes):
             if cancelled():
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
-            before = time_reference(reference, cancelled) if reference is not None else None
+            # the last mode's "after" was taken just now, with nothing run since: it is this one's "before"
+            before = after if after is not None else time_reference(reference, cancelled) if reference is not None else None
+            after = None
             res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32,
                            loaded.module if net is not loaded.module else None)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
-                d, res.host_drift_note = drift(reference, before, time_reference(reference, cancelled))
+                after = time_reference(reference, cancelled)
+                d, res.host_drift_note = drift(reference, before, after)
                 res.host_drift_pct = None if d is None else 100.0 * d
                 res.host_drift_ref = reference.label
             _predict(res, summaries, inv)
