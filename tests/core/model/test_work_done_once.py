@@ -18,7 +18,9 @@ def test_the_reference_is_timed_once_between_two_modes_and_only_ranking_paths_ma
 
     def spy(points, opts, cancel, ctx, decide_for=None, **kw):  # iter_model imports it from there at call time
         asked["decide_for"] = decide_for
-        return real_points(points, opts, cancel, ctx, decide_for=decide_for, **kw)
+        if decide_for is not None:
+            kw["decide_for"] = decide_for
+        return real_points(points, opts, cancel, ctx, **kw)
 
     monkeypatch.setattr(sweep, "iter_points", spy)
     modes = ("nchw", "channels_last", "to_mkldnn")
