@@ -118,7 +118,9 @@ def iter_points(
         if point.paths:  # a resumed point that has some of its rows already: only the rest
             popts = dataclasses.replace(popts, paths=tuple(point.paths))
         results: list[Result] = []
-        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label, decide_for=decide_for)
+        # decide_for only when given: iter_run's stand-ins (tests, callers) keep their old signature
+        extra = {"decide_for": decide_for} if decide_for is not None else {}
+        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label, **extra)
         try:
             for ev in gen:
                 if isinstance(ev, PathFinished):
