@@ -68,8 +68,11 @@ def iter_run(
     cancel: Callable[[], bool] | None = None,
     ctx: RunContext | None = None,
     vary: str = "",
+    decide_for: Callable | None = None,
 ) -> Iterator[PathStarted | Samples | PathFinished]:
-    """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work."""
+    """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work.
+    `decide_for(path, finished)`, given this spec's Results so far, may return an early stop for that path's
+    loop (Budget.decided), or None for the full budget."""
     opts = (opts or RunOptions()).validate()
     spec.validate()
     if spec.is_int8:  # an int8 line asks for the int8 routes; the float paths asked stay as unsupported rows
@@ -93,6 +96,7 @@ def iter_run(
                 yield PathFinished(res)
             return
         reference = None
+        finished: list[Result] = []
         for i, path in enumerate(opts.paths):
             if cancelled():
                 return
@@ -108,7 +112,8 @@ def iter_run(
                     reference = _inspect(res, prep, tensors, reference, opts, cancelled)
                 if cancelled():
                     return  # checked between every slow step, so Stop never waits for more than one call
-                budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=0)
+                budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=0,
+                                decided=decide_for(path, list(finished)) if decide_for else None)
 
                 def measure_once(_attempt, prep=prep, path=path):
                     with torch.no_grad(), prep.context():
@@ -135,6 +140,7 @@ def iter_run(
                 res.error = one_line(exc)
             finally:
                 prep = None  # release this path's tensors before the next one allocates
+            finished.append(res)
             yield PathFinished(res)
     finally:
         torch.set_num_threads(old_threads)

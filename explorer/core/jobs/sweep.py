@@ -67,13 +67,15 @@ def iter_points(
     cancel: Callable[[], bool] | None = None,
     ctx=None,
     keep_details: bool = False,
+    decide_for: Callable | None = None,
 ) -> Iterator:
     """Run every point in order, yielding sweep and runner events (see the module docstring).
 
     Skipped points (and points the runner refuses before any work, such as the memory guard) yield
     PointSkipped with their row; a point whose run fails outside a path yields one `error` row per path.
     With keep_details=False each Result's samples_ms/trace/layouts are dropped right after its
-    PathFinished event has been consumed (copy them in the handler if needed).
+    PathFinished event has been consumed (copy them in the handler if needed). `decide_for` goes to
+    iter_run (a path's early stop once its rank is settled: the model planner's).
     """
     import torch
 
@@ -116,7 +118,9 @@ def iter_points(
         if point.paths:  # a resumed point that has some of its rows already: only the rest
             popts = dataclasses.replace(popts, paths=tuple(point.paths))
         results: list[Result] = []
-        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label)
+        # decide_for only when given: iter_run's stand-ins (tests, callers) keep their old signature
+        extra = {"decide_for": decide_for} if decide_for is not None else {}
+        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label, **extra)
         try:
             for ev in gen:
                 if isinstance(ev, PathFinished):

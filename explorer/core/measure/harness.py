@@ -42,7 +42,7 @@ class Measurement:
     """Per-call samples of one callable and their statistics (times in ms)."""
 
     samples_ns: np.ndarray
-    stop_reason: str = "budget"  # budget | converged | cancelled | max_samples
+    stop_reason: str = "budget"  # budget | converged | decided (Budget.decided) | cancelled | max_samples
     wall_s: float = 0.0
     waits_ns: np.ndarray | None = None  # per sample: its share of its read group's run-queue wait (None: unknown)
     interference: itf.Interference | None = None
@@ -156,6 +156,9 @@ class Budget:
     max_samples: int = MAX_SAMPLES
     warmup: int = 1
     extra: dict = field(default_factory=dict)
+    # A caller's own early stop, asked at the `converged` checks with the undisturbed samples (ns) so far:
+    # True ends the loop as "decided" (the model planner: this path's rank among a layer's paths is settled)
+    decided: Callable[[np.ndarray], bool] | None = None
 
 
 def measure_iter(
@@ -236,9 +239,14 @@ def measure_iter(
             break
         if n >= next_check:
             next_check = n + max(10, n // 2)
-            if t1 >= earliest_stop and median_rel_ci(_clean(samples, hits)) < b.precision:
-                reason = "converged"
-                break
+            if t1 >= earliest_stop:
+                clean = _clean(samples, hits)
+                if median_rel_ci(clean) < b.precision:
+                    reason = "converged"
+                    break
+                if b.decided is not None and b.decided(clean):
+                    reason = "decided"
+                    break
         if t1 >= next_yield:
             # The consumer may hold us here (the window drawing this burst): that time is neither budget
             # nor loop for the meter, and the next sample's wait is counted from the resume.

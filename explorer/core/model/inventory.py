@@ -263,6 +263,9 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
     layers: dict[tuple, Layer] = {}
     for s in sites:
         spec, desc, err = site_spec(s, dtype)
+        # One layer per shape: ResNet-50's 53 convs are timed as its distinct ones. Whatever else decides a conv's
+        # time must join this key (a per-site input profile, issue 36 item 2: two same-shape convs fed data of
+        # other statistics, subnormals say, are not the same measurement).
         key = (desc, s.bias, dtype, s.kind)
         if key in layers:
             layers[key].modules.append(s.module)

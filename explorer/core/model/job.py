@@ -13,7 +13,9 @@ from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_r
 from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
 from explorer.core.model.load import load_model, make_input, parse_inputs
 from explorer.core.model.modes import run_mode
+from explorer.core.model.timing.ranking import ranking_stop
 from explorer.core.model.report import (
+    MODE_PATH,
     LayerSummary,
     ModeFinished,
     ModelFinished,
@@ -102,7 +104,9 @@ def iter_model(
         if layer_results is not None:
             for i in range(len(points)):
                 per_layer[i] = _layer_results(inv.layers[i], layer_results.get(i) or {})
-        for ev in (iter_points(points, ropts, cancelled, ctx) if layer_results is None else ()):
+        # the paths no planned mode runs on only rank a layer's paths: timed until that rank is settled
+        decide = ranking_stop({"dense"} | {MODE_PATH[m] for m in mopts.modes}) if mopts.predict else None
+        for ev in (iter_points(points, ropts, cancelled, ctx, decide_for=decide) if layer_results is None else ()):
             if isinstance(ev, PointStarted):
                 current["i"] = ev.point.index
             elif isinstance(ev, PathFinished):
@@ -129,17 +133,21 @@ def iter_model(
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
         seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
+        after = None  # the reference's time right after the last mode
         for k, mode in enumerate(mopts.modes):
             if cancelled():
                 break
             yield ModeStarted(mode, k, len(mopts.modes))
-            before = time_reference(reference, cancelled) if reference is not None else None
+            # the last mode's "after" was taken just now, with nothing run since: it is this one's "before"
+            before = after if after is not None else time_reference(reference, cancelled) if reference is not None else None
+            after = None
             res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32,
                            loaded.module if net is not loaded.module else None)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
-                d, res.host_drift_note = drift(reference, before, time_reference(reference, cancelled))
+                after = time_reference(reference, cancelled)
+                d, res.host_drift_note = drift(reference, before, after)
                 res.host_drift_pct = None if d is None else 100.0 * d
                 res.host_drift_ref = reference.label
             _predict(res, summaries, inv)
@@ -161,7 +169,7 @@ def _f32_reference(module, x, dtype: str, ref, modes):
     an f32 plan, the f32 model on the same (bf16-rounded) input in a bf16 plan; None when nothing is bf16."""
     import torch
 
-    from explorer.core.model.report import BF16_MODES
+    from explorer.core.model.report import BF16_MODES, direction_doubt
 
     if dtype == "f32":
         return ref if set(BF16_MODES) & set(modes) else None
@@ -303,7 +311,7 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
     """Each mode's speedups, its convs faster than dense in the per-layer table (and, with `inv`, the kinds of
     the convs that table has no row for), and whether a figure behind them is uncertain."""
     base = next((r for r in results if r.mode == "nchw"), None)
-    from explorer.core.model.report import BF16_MODES
+    from explorer.core.model.report import BF16_MODES, direction_doubt
 
     f32_table = any(s.layer.spec is not None and s.layer.spec.dtype != "bf16" for s in summaries)
     for r in results:
@@ -333,6 +341,8 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
         reasons = []
         if base is not None and r.status == "ok" and base.status == "ok" and r.measured_ms:
             r.speedup = base.measured_ms / r.measured_ms
+            if r is not base and all((base.p25_ms, base.p75_ms, r.p25_ms, r.p75_ms)):
+                r.speedup_low, r.speedup_high = base.p25_ms / r.p75_ms, base.p75_ms / r.p25_ms
             if r.noisy or base.noisy:
                 reasons.append("a measured loop is noisy")
             if r.predicted_ms and base.predicted_ms:
@@ -350,6 +360,10 @@ def _ratios(results: list[ModeResult], summaries: list[LayerSummary], inv: Inven
                                for m, where in drifted)
             reasons.append(f"{drifted[0][0].host_drift_ref} ran {how}, against its per-layer table "
                            "row (the machine's speed or the process's memory state changed)")
+        if r.speedup:  # computed last: it reads the predicted speedup and the spread set above
+            doubt = direction_doubt(r)
+            if doubt:
+                reasons.insert(0, doubt)
         r.uncertain = bool(reasons)
         r.uncertain_reason = "; ".join(reasons)
 

@@ -127,6 +127,10 @@ class ModeResult:
     convs_total: int | None = None
     convs_not_compared: str = ""  # the inventory's convs with no per-layer row, by kind ("1 ConvTranspose1d")
     slower_layers: list = field(default_factory=list)  # names of layers slower than dense on this path
+    # the speedup's spread from the two measured loops' quartiles (nchw p25 / this p75 .. nchw p75 / this p25):
+    # when it covers 1.0 the measured direction is not settled (direction_doubt)
+    speedup_low: float | None = None
+    speedup_high: float | None = None
     uncertain: bool = False  # a figure behind the speedup or the prediction is noisy
     uncertain_reason: str = ""
     # interference columns of the measured loop (runner.fill_quality)
@@ -229,6 +233,22 @@ def speed_words(speedup: float) -> str:
     return f"{speedup:.2f}x faster" if speedup >= 1 else f"{1 / speedup:.2f}x slower"
 
 
+def direction_doubt(r: ModeResult) -> str:
+    """Why a mode's figures do not say whether it is faster or slower than the model as it is ('' when they
+    do): the measured and predicted speedups point opposite ways, or the measured spread covers 1.0. Such a
+    line states no direction and such a mode is never the answer (issue 36: "~1.12x faster (predicted 1.11x
+    slower)" read as a verdict its own figures contradict)."""
+    s, p = r.speedup, r.predicted_speedup
+    if r.mode == "nchw" or r.status != "ok" or not s:
+        return ""
+    if p and (s - 1) * (p - 1) < 0:
+        return "measured and predicted disagree in direction"
+    if r.speedup_low is not None and r.speedup_high is not None and r.speedup_low <= 1 <= r.speedup_high:
+        return (f"the measured loops' quartiles give {r.speedup_low:.2f}x to {r.speedup_high:.2f}x, "
+                "either side of 1")
+    return ""
+
+
 def mode_line(r: ModeResult) -> str:
     """One mode in one line: '~' and 'uncertain' when a figure behind it is noisy."""
     label = mode_label(r)
@@ -247,9 +267,15 @@ def mode_line(r: ModeResult) -> str:
     t = "~" if r.uncertain else ""
     s = r.speedup
     how = speed_words(s)
-    # in the same words as the measured figure: "1.23x slower (predicted 0.79x)" read as two verdicts
-    pred = f" (predicted {speed_words(r.predicted_speedup)})" if r.predicted_speedup else " (no prediction)"
-    line = f"{label}: {t}{how} end to end{pred}"
+    doubt = direction_doubt(r)
+    reasons = r.uncertain_reason if doubt in r.uncertain_reason else "; ".join(x for x in (doubt, r.uncertain_reason) if x)
+    if doubt:  # no direction: both figures, each in words, and why neither is the verdict
+        pred = f"predicted {speed_words(r.predicted_speedup)}" if r.predicted_speedup else "no prediction"
+        line = f"{label}: no clear difference end to end (measured {how}, {pred}: uncertain, {reasons})"
+    else:
+        # in the same words as the measured figure: "1.23x slower (predicted 0.79x)" read as two verdicts
+        pred = f" (predicted {speed_words(r.predicted_speedup)})" if r.predicted_speedup else " (no prediction)"
+        line = f"{label}: {t}{how} end to end{pred}"
     if r.convs_total and r.convs_faster is not None:  # None: its convs run the dense path (no comparison)
         line += f"; {r.convs_faster} of {r.convs_total} convs faster"
         if r.convs_not_compared:  # so the count adds up to the inventory's
@@ -257,7 +283,7 @@ def mode_line(r: ModeResult) -> str:
         if r.slower_layers:
             names = ", ".join(r.slower_layers[:2]) + (f" and {len(r.slower_layers) - 2} more" if len(r.slower_layers) > 2 else "")
             line += f", {names} slower" if len(r.slower_layers) <= 2 else f", slower: {names}"
-    if r.uncertain:
+    if r.uncertain and not doubt:
         line += f" (uncertain: {r.uncertain_reason})"
     if r.error:
         line += f"; {r.error}"
@@ -273,16 +299,18 @@ def answer_line(report: ModelReport) -> str:
     # int8 changes the numbers: it is a candidate only with its error against f32 stated
     runs = [r for r in report.modes if r.mode != "nchw" and r.status == "ok" and r.speedup
             and (r.mode != "int8" or r.rel_err is not None)]
+    clear = [r for r in runs if not direction_doubt(r)]  # a mode of no clear direction is never the answer
     if missing:
         names = ", ".join(MODE_LABEL.get(m, m) for m in missing)
         if not runs:
             return f"no verdict: {names} did not run (stopped)."
         gap = f"{names} did not run (stopped): no verdict on {'it' if len(missing) == 1 else 'them'}"
-        best = max(runs, key=lambda r: r.speedup)
+        best = max(clear or runs, key=lambda r: r.speedup)
         return f"{gap}; the best of the modes that ran is {mode_line(best)}"
     if not runs:
         return "no mode other than the model as it is could run: keep it as it is."
-    best = max(runs, key=lambda r: r.speedup)
-    if best.speedup < 1:
-        return f"keep the model as it is: every mode is slower; the closest is {mode_line(best)}"
+    best = max(clear or runs, key=lambda r: r.speedup)
+    if not clear or best.speedup < 1:
+        every = "every mode is slower" if len(clear) == len(runs) else "no mode is clearly faster"
+        return f"keep the model as it is: {every}; the closest is {mode_line(best)}"
     return mode_line(best)

@@ -537,7 +537,7 @@ class ModelView(QWidget):
             t.setColumnWidth(c, max(min(t.columnWidth(c), caps.get(c, 110)), hh.sectionSizeHint(c)))
 
     def _fill_modes(self, modes) -> None:
-        from explorer.core.model.report import mode_label
+        from explorer.core.model.report import direction_doubt, mode_label
 
         t = self.modes_table
         t.clearSpans()
@@ -573,6 +573,9 @@ class ModelView(QWidget):
                 "with its own tensors and the others in between, timed in rounds with this mode's forward"))
             if r.agreement_noisy:
                 cells[MODE_HEAD.index("pred/meas")].setToolTip("uncertain: " + "; ".join(r.agreement_noise))
+            doubt = direction_doubt(r)
+            for name in ("speedup", "predicted speedup") if doubt else ():  # the answer's words, at the figures
+                cells[MODE_HEAD.index(name)].setToolTip(f"no clear difference from the model as it is: {doubt}")
             cells[MODE_HEAD.index("table conv ms")].setToolTip(
                 "the per-layer table's convs, each timed alone (its weights and data stay hot in the caches "
                 "from call to call)")

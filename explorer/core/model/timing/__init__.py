@@ -1,0 +1,1 @@
+"""How the planner spends its time: the per-layer table's early stops (ranking)."""

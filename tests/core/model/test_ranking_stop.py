@@ -1,0 +1,53 @@
+"""The per-layer table's early stop (issue 36 item 4): a path no mode's prediction uses stops once its median's
+interval is separated from the best path's, and goes on while they overlap; the paths the modes run on keep
+their full budget. Synthetic timings only: nothing here is timed."""
+
+import numpy as np
+
+from explorer.core.measure.harness import Budget, measure
+from explorer.core.model.timing.ranking import MIN_SAMPLES, best_so_far, ranking_stop, separated
+from explorer.core.report.results import Result
+
+
+def _ns(median_ms: float, spread: float, n: int = 40) -> np.ndarray:
+    """n samples spread evenly +-spread around median_ms, in ns."""
+    return (np.linspace(median_ms * (1 - spread), median_ms * (1 + spread), n) * 1e6).astype(np.int64)
+
+
+def _row(path: str, median_ms: float, spread: float = 0.02, n: int = 40, status: str = "ok") -> Result:
+    return Result(spec=None, threads=1, path=path, status=status, median_ms=median_ms, p25_ms=median_ms * (1 - spread / 2),
+                  p75_ms=median_ms * (1 + spread / 2), samples=n, samples_used=n)
+
+
+def test_a_clearly_slower_or_faster_path_is_decided_and_a_close_one_is_not():
+    best = best_so_far([_row("dense", 1.0), _row("channels_last", 1.3)])
+    assert best[0] == 1.0 and 0 < best[1] < 0.05
+    assert separated(_ns(2.0, 0.05), *best)  # native at twice the time: settled
+    assert separated(_ns(0.5, 0.05), *best)  # clearly faster than the best so far: settled too
+    assert not separated(_ns(1.01, 0.05), *best)  # overlaps: timed on
+    assert not separated(_ns(2.0, 0.05, n=MIN_SAMPLES - 1), *best)  # too few calls to decide anything
+
+
+def test_a_wide_spread_keeps_a_path_running_that_a_narrow_one_would_stop():
+    best = best_so_far([_row("dense", 1.0, spread=0.01)])
+    assert separated(_ns(1.2, 0.02), *best)
+    assert not separated(_ns(1.2, 2.0, n=12), *best)  # the same median on a loaded host: not settled
+
+
+def test_the_paths_the_modes_run_on_keep_their_full_budget():
+    decide_for = ranking_stop({"dense", "channels_last", "mkldnn"})
+    done = [_row("dense", 1.0), _row("channels_last", 0.8)]
+    assert decide_for("mkldnn", done) is None  # its median is to_mkldnn's prediction
+    assert decide_for("dense", []) is None
+    stop = decide_for("native", done)
+    assert stop is not None and stop(_ns(3.0, 0.02)) and not stop(_ns(0.8, 0.02))
+    # nothing finished ok to rank against: the full budget
+    assert decide_for("native", [_row("dense", 1.0, status="error")]) is None
+
+
+def test_the_harness_ends_a_loop_as_decided_when_told():
+    calls = []
+    m = measure(lambda: calls.append(1), Budget(400.0, 5, precision=0.0, warmup=0, decided=lambda s: s.size >= 50))
+    assert m.stop_reason == "decided" and m.n >= 50
+    m = measure(lambda: None, Budget(50.0, 5, precision=0.0, warmup=0, decided=lambda s: False))
+    assert m.stop_reason == "budget"
