@@ -8,6 +8,8 @@ import time
 from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
+from explorer.core.model.activations.finding import denormal_finding
+from explorer.core.model.activations.kept import KeptInputs
 from explorer.core.model.chained import CHAINED_MODES, measure_chained
 from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
 from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
@@ -87,7 +89,8 @@ def iter_model(
         net = loaded.module
         if dtype != "f32":
             net = copy_model(net).to(TORCH_DTYPES[dtype])
-        inv = take_inventory(net, x, loaded.label, dtype, loaded.kind)
+        kept = KeptInputs()  # the real inputs of the convs fed subnormals, for the finding
+        inv = take_inventory(net, x, loaded.label, dtype, loaded.kind, kept)
         yield ModelStarted(inv)
         if inventory_only:
             return
@@ -150,6 +153,9 @@ def iter_model(
             yield ModeFinished(res)
         _ratios(results, summaries, inv)
         seq_tensors.clear()
+        if not cancelled():
+            denormal_finding(results, inv, kept, lambda: x.call(net), cancelled)
+        kept.calls.clear()
         report = ModelReport(inv, summaries, results, torch.get_num_threads(), started, tuple(mopts.modes))
         yield ModelFinished(report, cancelled())
     finally:
