@@ -66,8 +66,10 @@ def iter_run(
     cancel: Callable[[], bool] | None = None,
     ctx: RunContext | None = None,
     vary: str = "",
+    make_tensors: Callable | None = None,
 ) -> Iterator[PathStarted | Samples | PathFinished]:
-    """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work."""
+    """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work.
+    `make_tensors(spec)` replaces the seeded random tensors (the planner: an input with the model's statistics)."""
     opts = (opts or RunOptions()).validate()
     spec.validate()
     check_memory(spec, opts.paths)
@@ -79,7 +81,7 @@ def iter_run(
     try:
         threads = torch.get_num_threads()
         try:
-            tensors = Tensors.make(spec)
+            tensors = make_tensors(spec) if make_tensors is not None else Tensors.make(spec)
         except (RuntimeError, MemoryError) as exc:  # allocation failed: every path's row says so
             for path in opts.paths:
                 res = base_result(spec, path, threads, ctx, opts, vary)

@@ -67,8 +67,10 @@ def iter_points(
     cancel: Callable[[], bool] | None = None,
     ctx=None,
     keep_details: bool = False,
+    tensors_for: Callable | None = None,
 ) -> Iterator:
     """Run every point in order, yielding sweep and runner events (see the module docstring).
+    `tensors_for(point)` may give a point its own tensor maker (spec -> Tensors), or None for the seeded one.
 
     Skipped points (and points the runner refuses before any work, such as the memory guard) yield
     PointSkipped with their row; a point whose run fails outside a path yields one `error` row per path.
@@ -116,7 +118,8 @@ def iter_points(
         if point.paths:  # a resumed point that has some of its rows already: only the rest
             popts = dataclasses.replace(popts, paths=tuple(point.paths))
         results: list[Result] = []
-        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label)
+        gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label,
+                       make_tensors=tensors_for(point) if tensors_for is not None else None)
         try:
             for ev in gen:
                 if isinstance(ev, PathFinished):

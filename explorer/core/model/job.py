@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
 from explorer.core.model.activations.finding import denormal_finding
-from explorer.core.model.activations.kept import KeptInputs
+from explorer.core.model.activations.kept import KeptInputs, layer_tensors
 from explorer.core.model.chained import CHAINED_MODES, measure_chained
 from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
 from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
@@ -105,7 +105,8 @@ def iter_model(
         if layer_results is not None:
             for i in range(len(points)):
                 per_layer[i] = _layer_results(inv.layers[i], layer_results.get(i) or {})
-        for ev in (iter_points(points, ropts, cancelled, ctx) if layer_results is None else ()):
+        for ev in (iter_points(points, ropts, cancelled, ctx, tensors_for=lambda p: layer_tensors(inv.layers[p.index]))
+                   if layer_results is None else ()):
             if isinstance(ev, PointStarted):
                 current["i"] = ev.point.index
             elif isinstance(ev, PathFinished):

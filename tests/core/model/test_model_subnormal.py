@@ -142,3 +142,28 @@ def test_the_flush_flag_is_restored_even_when_the_timing_fails():
         torch.set_flush_denormal(True)
     assert not flush_is_on()
     assert measure_finding([Boom()], None, cancelled=lambda: True) is None and not flush_is_on()
+
+
+def test_the_per_layer_table_times_a_subnormal_layer_on_an_input_of_its_profile(tmp_path, monkeypatch):
+    from explorer.core.model.activations import kept as kept_mod
+
+    made = []
+
+    def recording(layer):
+        maker = kept_mod.layer_tensors(layer)
+        if maker is None:
+            return None
+
+        def make(spec):
+            t = maker(spec)
+            made.append((layer.name, profile_of(t.x).subnormal_share))
+            return t
+
+        return make
+
+    monkeypatch.setattr(model_job, "layer_tensors", recording)
+    path = tmp_path / "underflow.py"
+    path.write_text(UNDERFLOW)
+    _plan(f"{path}:make", "1,3,16,16")
+    assert [name for name, _ in made] == ["tail"]  # the stem, fed the random image, keeps the seeded input
+    assert made[0][1] > 0.5

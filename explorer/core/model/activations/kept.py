@@ -74,3 +74,20 @@ def profiled_tensors(t, profile):
         return t
     x = synthesise(tuple(t.x.shape), t.x.dtype, p)
     return dataclasses.replace(t, x32=x.float(), x=x)
+
+
+def layer_tensors(layer):
+    """The per-layer table's tensor maker for a layer the model feeds subnormals (its seeded tensors with an
+    input of the layer's profile), or None: a layer fed normal values keeps the seeded random input."""
+    from explorer.core.model.activations.profile import as_profile
+
+    p = as_profile(getattr(layer, "input_profile", ()))
+    if p is None or not p.subnormal:
+        return None
+
+    def make(spec):
+        from explorer.core.paths.base import Tensors
+
+        return profiled_tensors(Tensors.make(spec), p)
+
+    return make
