@@ -5,13 +5,13 @@ what torch.set_flush_denormal(True) saves on them and on the whole forward, meas
 from __future__ import annotations
 
 import statistics
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-ROUNDS = 7
-TARGET_S = 0.02  # each round's pass of the affected convs is repeated to about this long (timer resolution)
+ROUNDS = 5
+BUDGET_MS = 30.0  # each part's loop per round and flag (at least MIN_SAMPLES calls: a big model's forward)
+MIN_SAMPLES = 3
 
 
 @dataclass
@@ -23,6 +23,7 @@ class DenormalFinding:
     forward_ms: float | None = None  # the whole forward, off / on (None when it was not timed)
     forward_flush_ms: float | None = None
     synthesised: int = 0  # affected convs timed on synthesised inputs (over the keep cap)
+    noisy: bool = False  # a loop behind it was noisy (other programs held the cores)
 
     def text(self) -> str:
         n = len(self.modules)
@@ -39,6 +40,8 @@ class DenormalFinding:
             line += f", whole forward {self.forward_ms:.4g} -> {self.forward_flush_ms:.4g} ms ({how})"
         if self.synthesised:
             line += f" ({self.synthesised} of them on synthesised inputs of the same statistics: over the memory cap)"
+        if self.noisy:
+            line += " (~: a loop behind these figures is noisy)"
         return line + " (it changes results below ~1e-38 to zero)"
 
 
@@ -68,45 +71,37 @@ def measure_finding(calls: list, forward: Callable | None, cancelled: Callable[[
     model once (None: only the convs are timed). `modules`/`shares`: per site index, its path and share."""
     import torch
 
+    from explorer.core.measure.harness import Budget, measure
+
     if not calls:
         return None
     with flush_restored():
         if not torch.set_flush_denormal(False):
             return None
-        with torch.no_grad():
-            for c in calls:  # warm: the first call of a shape builds its primitive
-                c.run()
-            t0 = time.perf_counter()
+
+        def convs():
             for c in calls:
                 c.run()
-            reps = max(1, int(TARGET_S / max(time.perf_counter() - t0, 1e-6)))
-            freps = 0
-            if forward is not None:
-                forward()
-                t0 = time.perf_counter()
-                forward()
-                freps = max(1, int(TARGET_S / max(time.perf_counter() - t0, 1e-6)))
-            conv = {False: [], True: []}
-            fwd = {False: [], True: []}
+
+        parts = {"convs": convs} if forward is None else {"convs": convs, "forward": forward}
+        got = {(name, flag): [] for name in parts for flag in (False, True)}
+        noisy = False
+        with torch.no_grad():
+            convs()  # untimed: the first call of a shape builds its primitive
             for r in range(rounds):
                 for flag in ((False, True) if r % 2 == 0 else (True, False)):
-                    if cancelled():
-                        return None
                     torch.set_flush_denormal(flag)
-                    t0 = time.perf_counter()
-                    for _ in range(reps):
-                        for c in calls:
-                            c.run()
-                    conv[flag].append((time.perf_counter() - t0) * 1e3 / reps)
-                    if forward is not None:
-                        t0 = time.perf_counter()
-                        for _ in range(freps):
-                            forward()
-                        fwd[flag].append((time.perf_counter() - t0) * 1e3 / freps)
+                    for name, fn in parts.items():
+                        # the harness, as every figure of the plan: its median is of the undisturbed samples
+                        m = measure(fn, Budget(BUDGET_MS, MIN_SAMPLES, warmup=1), cancelled)
+                        if cancelled() or m.n_stats == 0:
+                            return None
+                        got[name, flag].append(m.median_ms)
+                        noisy = noisy or m.quality == "noisy"
     modules, shares = modules or {}, shares or {}
     return DenormalFinding([modules.get(c.site, f"conv#{c.site}") for c in calls],
                            [shares.get(c.site, 0.0) for c in calls],
-                           statistics.median(conv[False]), statistics.median(conv[True]),
-                           statistics.median(fwd[False]) if fwd[False] else None,
-                           statistics.median(fwd[True]) if fwd[True] else None,
-                           synthesised=sum(1 for c in calls if c.synthesised))
+                           statistics.median(got["convs", False]), statistics.median(got["convs", True]),
+                           statistics.median(got["forward", False]) if forward is not None else None,
+                           statistics.median(got["forward", True]) if forward is not None else None,
+                           synthesised=sum(1 for c in calls if c.synthesised), noisy=noisy)
