@@ -167,3 +167,18 @@ def test_the_per_layer_table_times_a_subnormal_layer_on_an_input_of_its_profile(
     _plan(f"{path}:make", "1,3,16,16")
     assert [name for name, _ in made] == ["tail"]  # the stem, fed the random image, keeps the seeded input
     assert made[0][1] > 0.5
+
+
+def test_a_saved_session_keeps_the_profiles_and_the_finding():
+    import json
+
+    from explorer.core.model.activations.profile import InputProfile
+    from explorer.core.session.store import model_from_dict, model_to_dict
+    from tests.core.session.test_session_state import _report
+
+    report = _report()
+    report.inventory.sites[0].input_profile = InputProfile(1e-38, 1e-39, 0.1, 0.9)
+    report.modes[0].finding = "finding: 1 conv is fed subnormal (denormal) inputs (conv1; ...)"
+    back = model_from_dict(json.loads(json.dumps(model_to_dict(report))), "s.json")
+    assert as_profile(back.inventory.sites[0].input_profile) == InputProfile(1e-38, 1e-39, 0.1, 0.9)
+    assert back.findings == [report.modes[0].finding]
