@@ -194,6 +194,8 @@ def cmd_model(args) -> int:
             if fleet is not None:
                 print(fleet.where_line())
             print(f"answer: {report.answer()}")
+            for line in report.findings:  # the measured subnormal convs: under the answer, as the Model tab shows
+                print(line)
             print(allocator_note(args.allocator), file=sys.stderr)
             layer_rows = [r for s in report.layers for r in s.results.values()]
             if layer_rows:

@@ -69,10 +69,12 @@ def iter_run(
     ctx: RunContext | None = None,
     vary: str = "",
     decide_for: Callable | None = None,
+    make_tensors: Callable | None = None,
 ) -> Iterator[PathStarted | Samples | PathFinished]:
     """Yield events while running `spec` over `opts.paths`. Raises SpecError/InputError before any work.
     `decide_for(path, finished)`, given this spec's Results so far, may return an early stop for that path's
-    loop (Budget.decided), or None for the full budget."""
+    loop (Budget.decided), or None for the full budget.
+    `make_tensors(spec)` replaces the seeded random tensors (the planner: an input with the model's statistics)."""
     opts = (opts or RunOptions()).validate()
     spec.validate()
     if spec.is_int8:  # an int8 line asks for the int8 routes; the float paths asked stay as unsupported rows
@@ -88,7 +90,7 @@ def iter_run(
     try:
         threads = torch.get_num_threads()
         try:
-            tensors = Tensors.make(spec)
+            tensors = make_tensors(spec) if make_tensors is not None else Tensors.make(spec)
         except (RuntimeError, MemoryError) as exc:  # allocation failed: every path's row says so
             for path in opts.paths:
                 res = base_result(spec, path, threads, ctx, opts, vary)

@@ -68,8 +68,10 @@ def iter_points(
     ctx=None,
     keep_details: bool = False,
     decide_for: Callable | None = None,
+    tensors_for: Callable | None = None,
 ) -> Iterator:
     """Run every point in order, yielding sweep and runner events (see the module docstring).
+    `tensors_for(point)` may give a point its own tensor maker (spec -> Tensors), or None for the seeded one.
 
     Skipped points (and points the runner refuses before any work, such as the memory guard) yield
     PointSkipped with their row; a point whose run fails outside a path yields one `error` row per path.
@@ -118,8 +120,10 @@ def iter_points(
         if point.paths:  # a resumed point that has some of its rows already: only the rest
             popts = dataclasses.replace(popts, paths=tuple(point.paths))
         results: list[Result] = []
-        # decide_for only when given: iter_run's stand-ins (tests, callers) keep their old signature
+        # decide_for and make_tensors only when given: iter_run's stand-ins (tests, callers) keep their old signature
         extra = {"decide_for": decide_for} if decide_for is not None else {}
+        if tensors_for is not None:
+            extra["make_tensors"] = tensors_for(point)
         gen = iter_run(point.spec, popts, cancelled, ctx, vary=point.label, **extra)
         try:
             for ev in gen:

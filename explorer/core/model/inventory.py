@@ -30,6 +30,7 @@ class ConvSite:
     # () when contiguous: torch copies such an input inside the conv, a cost a contiguous input never shows
     input_strides: tuple = ()
     functional: bool = False  # an F.conv*d / F.conv_transpose*d call, not a conv module's
+    input_profile: tuple = ()  # the input the model really feeds it (activations.profile.InputProfile), or ()
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Layer:
     input_shape: tuple
     desc: str  # benchdnn descriptor (also for the ones that cannot be measured)
     error: str = ""  # why it is not measured ("" when it is)
+    input_profile: tuple = ()  # its first site's InputProfile, or ()
 
     @property
     def count(self) -> int:
@@ -115,10 +117,13 @@ def _tuple(v, n: int) -> tuple:
     return v * n if len(v) == 1 and n > 1 else v
 
 
-def _record_convs(model, inp) -> list[tuple]:
+def _record_convs(model, inp, keep=None) -> list[tuple]:
     """Every aten.convolution call of one forward (module convs and F.conv*d calls alike): (input shape,
-    weight shape, weight ptr, args..., the innermost module running it, as (path, module))."""
+    weight shape, weight ptr, args..., the innermost module running it, as (path, module), strides, the input's
+    profile). `keep` (activations.kept.KeptInputs) is offered each call's real input."""
     import torch
+
+    from explorer.core.model.activations.profile import profile_of
     from torch.utils._python_dispatch import TorchDispatchMode
 
     calls: list[tuple] = []
@@ -129,9 +134,12 @@ def _record_convs(model, inp) -> list[tuple]:
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if func is conv:
                 inp, w, b, stride, padding, dilation, transposed, _, groups = args[:9]
+                prof = profile_of(inp)
                 calls.append((tuple(inp.shape), tuple(w.shape), w.data_ptr(), b is not None, tuple(stride),
                               tuple(padding), tuple(dilation), bool(transposed), int(groups), _owner(stack),
-                              _strides(inp)))
+                              _strides(inp), prof or ()))
+                if keep is not None:
+                    keep.offer(len(calls) - 1, inp, args[1:9], prof)
             return func(*args, **(kwargs or {}))
 
     hooks = []
@@ -194,7 +202,7 @@ def _record_convs_profiler(model, inp) -> list[tuple]:
             continue
         stride, padding, dilation, transposed, _, groups = concrete[3:9]
         calls.append((tuple(shapes[0]), tuple(shapes[1]), None, bool(shapes[2]), tuple(stride), tuple(padding),
-                      tuple(dilation), bool(transposed), int(groups), None, ()))
+                      tuple(dilation), bool(transposed), int(groups), None, (), ()))
     return calls
 
 
@@ -214,15 +222,17 @@ def forward_error(model, exc: BaseException) -> InputError:
     return InputError(f"the model raised inside forward: {type(exc).__name__}: {one_line(exc)}", "model")
 
 
-def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: str = "callable") -> Inventory:
+def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: str = "callable",
+                   keep=None) -> Inventory:
     """Run the model once and list every convolution, grouped into distinct layers. `inp` is the model's
-    input (a ModelInput, or one tensor), never checked against the convs. Raises InputError."""
+    input (a ModelInput, or one tensor), never checked against the convs. `keep` (KeptInputs) gets the real
+    inputs of the convs fed subnormals. Raises InputError."""
 
     try:
         if kind == "torchscript":
             calls = _record_convs_profiler(model, inp)
         else:
-            calls = _record_convs(model, inp)
+            calls = _record_convs(model, inp, keep)
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - the user's forward failed: one line
@@ -233,7 +243,8 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
     mods = _conv_modules(model)
     unused = list(mods)
     sites: list[ConvSite] = []
-    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner, in_strides) in enumerate(calls):
+    for i, (ishape, wshape, ptr, bias, stride, padding, dilation, transposed, groups, owner, in_strides,
+            prof) in enumerate(calls):
         nd = len(ishape) - 2
         stubbable, cls, extra, functional = True, "", "", False
         if owner is not None and is_conv_module(owner[1]):
@@ -257,23 +268,30 @@ def take_inventory(model, inp, label: str = "model", dtype: str = "f32", kind: s
             name = f"conv#{i}"
         sites.append(ConvSite(name, f"Conv{nd}d", ishape, wshape, _tuple(stride, nd), _tuple(padding, nd),
                               _tuple(dilation, nd), groups, bias, transposed, cls, stubbable, extra, in_strides,
-                              functional))
+                              functional, tuple(prof)))
     if not sites:
         raise InputError(f"{label} has no convolution (Conv1d/2d/3d) in its forward pass: nothing to plan.", "model")
     layers: dict[tuple, Layer] = {}
     for s in sites:
         spec, desc, err = site_spec(s, dtype)
         # One layer per shape: ResNet-50's 53 convs are timed as its distinct ones. Whatever else decides a conv's
-        # time must join this key (a per-site input profile, issue 36 item 2: two same-shape convs fed data of
-        # other statistics, subnormals say, are not the same measurement).
-        key = (desc, s.bias, dtype, s.kind)
+        # time joins this key: a conv fed subnormals times apart from its same-shape twins (profile.timing_key);
+        # its input's scale does not.
+        key = (desc, s.bias, dtype, s.kind) + _timing_key(s.input_profile)
         if key in layers:
             layers[key].modules.append(s.module)
         else:
-            layers[key] = Layer(spec, [s.module], s.kind, s.input_shape, desc, err)
+            layers[key] = Layer(spec, [s.module], s.kind, s.input_shape, desc, err, s.input_profile)
     shape = tuple(inp.shape) if hasattr(inp, "shape") else ()
     label_in = inp.label if hasattr(inp, "label") and len(inp.tensors()) > 1 else ""
     return Inventory(label, shape, dtype, sites, list(layers.values()), label_in)
+
+
+def _timing_key(profile) -> tuple:
+    from explorer.core.model.activations.profile import as_profile
+
+    p = as_profile(profile)
+    return p.timing_key() if p is not None else ()
 
 
 def site_spec(s: ConvSite, dtype: str):

@@ -8,6 +8,8 @@ import time
 from typing import Callable, Iterator
 
 from explorer.core.errors import InputError
+from explorer.core.model.activations.finding import denormal_finding
+from explorer.core.model.activations.kept import KeptInputs, layer_tensors
 from explorer.core.model.chained import CHAINED_MODES, measure_chained
 from explorer.core.model.drift import DRIFT_LIMIT, drift, pick_reference, time_reference
 from explorer.core.model.inventory import Inventory, Layer, kinds_text, take_inventory
@@ -89,7 +91,8 @@ def iter_model(
         net = loaded.module
         if dtype != "f32":
             net = copy_model(net).to(TORCH_DTYPES[dtype])
-        inv = take_inventory(net, x, loaded.label, dtype, loaded.kind)
+        kept = KeptInputs()  # the real inputs of the convs fed subnormals, for the finding
+        inv = take_inventory(net, x, loaded.label, dtype, loaded.kind, kept)
         yield ModelStarted(inv)
         if inventory_only:
             return
@@ -106,7 +109,9 @@ def iter_model(
                 per_layer[i] = _layer_results(inv.layers[i], layer_results.get(i) or {})
         # the paths no planned mode runs on only rank a layer's paths: timed until that rank is settled
         decide = ranking_stop({"dense"} | {MODE_PATH[m] for m in mopts.modes}) if mopts.predict else None
-        for ev in (iter_points(points, ropts, cancelled, ctx, decide_for=decide) if layer_results is None else ()):
+        for ev in (iter_points(points, ropts, cancelled, ctx, decide_for=decide,
+                               tensors_for=lambda p: layer_tensors(inv.layers[p.index]))
+                   if layer_results is None else ()):
             if isinstance(ev, PointStarted):
                 current["i"] = ev.point.index
             elif isinstance(ev, PathFinished):
@@ -158,6 +163,9 @@ def iter_model(
             yield ModeFinished(res)
         _ratios(results, summaries, inv)
         seq_tensors.clear()
+        if not cancelled():
+            denormal_finding(results, inv, kept, lambda: x.call(net), cancelled)
+        kept.calls.clear()
         report = ModelReport(inv, summaries, results, torch.get_num_threads(), started, tuple(mopts.modes))
         yield ModelFinished(report, cancelled())
     finally:

@@ -64,7 +64,8 @@ def mode_row(inv: Inventory, r: ModeResult, threads: int | None = None) -> dict:
            "dtype": inv.dtype, "mode": r.mode, "name": r.mode, "path": mode_path(r),
            "median_ms": r.measured_ms, "threads": threads, "count": inv.total,
            "note": "; ".join(n for n in (r.mode_note, r.predict_note, r.convs_in_model_note and
-                                         f"convs in model: {r.convs_in_model_note}", r.host_drift_note) if n)}
+                                         f"convs in model: {r.convs_in_model_note}", r.host_drift_note,
+                                         r.finding) if n)}
     for k in ("status", "error", "samples", "measured_ms", "iqr_ms", "min_ms", "mean_ms", "p25_ms", "p75_ms",
               "stop_reason", "max_abs_err", "rel_err", "f32_max_abs_err", "f32_rel_err", "compile_ms", "conv_ms", "conv_alone_ms", "conv_seq_quality", "convs_in_model_ms", "conversion_ms", "remainder_ms", "remainder_quality",
               "host_drift_pct", "predicted_ms",

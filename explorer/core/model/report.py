@@ -121,6 +121,7 @@ class ModeResult:
     conv_path: str = ""  # the path its convs ran on when not MODE_PATH's (autocast_bf16 on 1-D convs: dense)
     predicted_ms: float | None = None
     predict_note: str = ""  # why there is no prediction, or what it leaves out
+    finding: str = ""  # a finding about the model measured beside the mode (activations: subnormal inputs)
     speedup: float | None = None  # nchw measured / this measured
     predicted_speedup: float | None = None  # nchw predicted / this predicted
     convs_faster: int | None = None  # convs (counted) whose path beats dense
@@ -211,6 +212,11 @@ class ModelReport:
 
     def mode(self, name: str) -> ModeResult | None:
         return next((m for m in self.modes if m.mode == name), None)
+
+    @property
+    def findings(self) -> list[str]:
+        """The measured findings the answer area shows under the answer (the subnormal convs)."""
+        return [m.finding for m in self.modes if m.finding]
 
     def answer(self) -> str:
         """The one line the user came for: the best mode that runs, measured and predicted."""

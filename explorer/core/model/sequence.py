@@ -78,6 +78,7 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
     """(the sequence, "") or (None, why it cannot be built). `tensors` caches a Tensors per site across
     modes (index -> Tensors), made here on first use, seeded per site so no two sites share memory.
     Refused, before allocating, when every site's own tensors would take over SAFE_SHARE of free memory."""
+    from explorer.core.model.activations.kept import profiled_tensors
     from explorer.core.paths.base import Tensors, one_line
     from explorer.core.paths.eager import prepare_dense_strided
     from explorer.core.paths.registry import prepare
@@ -99,7 +100,8 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
         try:
             t = tensors.get(k)
             if t is None:
-                t = tensors[k] = Tensors.make(lay.spec, seed=k)
+                # a conv the model feeds subnormals gets an input with their share (a random one has none)
+                t = tensors[k] = profiled_tensors(Tensors.make(lay.spec, seed=k), site.input_profile)
             if path == CHAINED_PATH:
                 prep = prepare_chained(t)
             elif strided_input(mode, site):

@@ -420,7 +420,7 @@ class ModelView(QWidget):
         self._fill_layers()
         self._fill_modes(self.modes)
         self._fill_not_run(report.not_run)
-        self.answer.setText(report.answer())
+        self.answer.setText("\n".join([report.answer(), *report.findings]))
         self.export_button.setEnabled(True)
 
     def _show_inputs(self, report) -> None:
