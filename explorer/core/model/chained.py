@@ -37,6 +37,20 @@ def prepare_chained(t):
                         keep=[module], note="input: a 1x1 identity MKLDNN conv's output (blocked)")
 
 
+def chained_failure_status(exc: BaseException) -> str:
+    """The row's status from the kind of failure, never from its message: torch's C++ refusals (a primitive
+    oneDNN cannot create, a reorder this CPU cannot do) reach Python as RuntimeError or NotImplementedError,
+    the tool's own refusals as PathUnsupported: `unsupported`. Running out of memory, or anything else (a
+    Python crash such as TypeError or AttributeError, whatever its text says): `error`."""
+    import torch
+
+    from explorer.core.paths.base import PathUnsupported
+
+    if isinstance(exc, torch.OutOfMemoryError):  # a RuntimeError too, but the machine's limit, not torch's refusal
+        return "error"
+    return "unsupported" if isinstance(exc, (RuntimeError, NotImplementedError, PathUnsupported)) else "error"
+
+
 def measure_chained(spec, ropts, ctx, cancel):
     """One per-layer row of the chained variant, timed as the runner times a path (budget, retries while
     noisy). Returns a Result (status error/unsupported when it cannot run), or None if cancelled."""
@@ -45,7 +59,7 @@ def measure_chained(spec, ropts, ctx, cancel):
     from explorer.core.jobs.run import base_result, fill_stats
     from explorer.core.measure.harness import Budget, measure
     from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
-    from explorer.core.paths.base import Tensors, is_unsupported, one_line
+    from explorer.core.paths.base import Tensors, one_line
 
     res = base_result(spec, CHAINED_PATH, torch.get_num_threads(), ctx, ropts, "")
     try:
@@ -64,6 +78,6 @@ def measure_chained(spec, ropts, ctx, cancel):
         m, res.attempts = got
         fill_stats(res, m, spec, ctx)
     except Exception as exc:  # noqa: BLE001 - this row's failure: the prediction falls back to mkldnn
-        res.status = "unsupported" if is_unsupported(exc) else "error"
+        res.status = chained_failure_status(exc)
         res.error = one_line(exc)
     return res

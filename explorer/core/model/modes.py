@@ -22,6 +22,7 @@ from explorer.core.model.surgery import (
     flat_tensors,
     fold_bn,
     make_mkldnn_runnable,
+    output_mismatch,
     own_forward,
     quiet_stderr,
     stub_convs,
@@ -294,6 +295,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             prep = prepare_mode(mode, net, x, dtype, dims, f32_net)
             out = prep.fn()
         res.max_abs_err, res.rel_err = compare_outputs(out, ref)
+        mismatch = output_mismatch(out, ref)
         bf16 = dtype == "bf16" or mode in BF16_MODES
         if bf16 and ref_f32 is not None:
             res.f32_max_abs_err, res.f32_rel_err = compare_outputs(out, ref_f32)
@@ -301,7 +303,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         res.compile_ms, res.conv_path = prep.compile_ms, prep.conv_path
         res.mode_note = _modern_note(mode, prep, res, bf16 and ref_f32 is not None)
         gate = "int8" if mode == "int8" else "bf16" if mode in BF16_MODES else dtype
-        wrong = wrong_output(res.max_abs_err, res.rel_err, gate)
+        wrong = mismatch or wrong_output(res.max_abs_err, res.rel_err, gate)
         if wrong:  # never timed, so never a speedup nor the answer
             res.status, res.error = "wrong output", wrong
             return res

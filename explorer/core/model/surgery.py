@@ -219,11 +219,26 @@ def wrong_output(max_abs_err: float | None, rel_err: float | None, dtype: str) -
     return ""
 
 
+def output_mismatch(out, ref) -> str:
+    """Why a mode's output is not the NCHW model's at all ("" when it has the same tensors and shapes, or
+    neither holds a tensor): a different number of tensors or a tensor of another shape is a wrong output,
+    not one that "could not be compared" and so was timed as if right."""
+    a, b = flat_tensors(dense_output(out)), flat_tensors(ref)
+    if len(a) != len(b):
+        return (f"output holds {len(a)} tensors where the NCHW model's holds {len(b)}; a wrong output is not "
+                "timed.")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x.shape != y.shape:
+            return (f"output tensor {i} has shape {tuple(x.shape)} where the NCHW model's has {tuple(y.shape)}; "
+                    "a wrong output is not timed.")
+    return ""
+
+
 def compare_outputs(out, ref) -> tuple[float | None, float | None]:
     """(max abs error, max abs error / max |ref|) of a mode's output against the NCHW model's."""
     a, b = flat_tensors(dense_output(out)), flat_tensors(ref)
-    if len(a) != len(b) or not a:
-        return None, None
+    if len(a) != len(b) or not a or any(x.shape != y.shape for x, y in zip(a, b)):
+        return None, None  # never broadcast one shape against another: output_mismatch says why
     err = max(float((x.float() - y.float()).abs().max()) for x, y in zip(a, b))
     # Never below f32's smallest normal / eps: an output that small (random weights that vanish through many
     # layers: MobileViT read 9e-40) is denormal, with fewer than 24 bits left, and an error there is rounding.
