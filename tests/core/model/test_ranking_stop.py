@@ -2,6 +2,8 @@
 interval is separated from the best path's, and goes on while they overlap; the paths the modes run on keep
 their full budget. Synthetic timings only: nothing here is timed."""
 
+import time
+
 import numpy as np
 
 from explorer.core.measure.harness import Budget, measure
@@ -46,8 +48,12 @@ def test_the_paths_the_modes_run_on_keep_their_full_budget():
 
 
 def test_the_harness_ends_a_loop_as_decided_when_told():
-    calls = []
-    m = measure(lambda: calls.append(1), Budget(400.0, 5, precision=0.0, warmup=0, decided=lambda s: s.size >= 50))
+    # A call of half a millisecond: a no-op call reaches the harness's 200,000-sample cap before the first
+    # early-stop check on a quiet machine (a fifth of the budget), and the loop then ends as max_samples.
+    def call():
+        time.sleep(0.0005)
+
+    m = measure(call, Budget(400.0, 5, precision=0.0, warmup=0, decided=lambda s: s.size >= 50))
     assert m.stop_reason == "decided" and m.n >= 50
-    m = measure(lambda: None, Budget(50.0, 5, precision=0.0, warmup=0, decided=lambda s: False))
+    m = measure(call, Budget(50.0, 5, precision=0.0, warmup=0, decided=lambda s: False))
     assert m.stop_reason == "budget"
