@@ -17,12 +17,23 @@ small 1-D audio front end and a small 3-D network written here:
     hf_segformer      transformers          SegformerModel(SegformerConfig())    (overlapping patch convs,
                                             depthwise 3x3 in the MLP, attention)
     hf_regnet         transformers          RegNetModel(RegNetConfig())          (grouped 3x3, squeeze-excite)
+    timm_resnet50d, timm_convnext_tiny, timm_mobilenetv3_large_100, timm_regnety_016,
+    timm_efficientnetv2_rw_s, timm_repvit_m1, timm_fastvit_t8
+                      timm                  timm.create_model(name, pretrained=False)  (BatchNormAct2d blocks,
+                                            the to_mkldnn mode converts by hand)
+    yolov8n           ultralytics           DetectionModel("yolov8n.yaml")       (from its yaml, no download)
+    smp_unet_r34      segmentation_models_pytorch  Unet("resnet34", encoder_weights=None)
     audio1d           here                  takes (N, L) and adds the channel itself (Conv1d)
     seg3d             here                  a small Conv3d encoder-decoder
 
     pip install -e ".[zoo]"
     python tests/benchmarks/zoo_planner.py [--models efficientnet_b0,audio1d] [--modes all] [--mb 1]
         [--dtype f32] [--budget-ms 50] [--mode-budget-ms 500] [--threads N] [--out-dir /tmp/zoo_planner]
+
+timm, ultralytics and segmentation_models_pytorch are not in the zoo extra (pyproject.toml says why: the
+torchvision they need has no CPU build on the package index); a model whose library does not import here is
+skipped with the planner's one sentence saying why. /work/zoovenv-like environments (a torch build whose
+torchvision imports) run them.
 
 Each model is `mkldnn-explorer model zoo_planner:NAME` run from this folder (so the factories below are
 importable), with --csv; the table is read from the CSV's mode rows. A model the planner refuses is one row
@@ -142,6 +153,52 @@ def seg3d() -> nn.Module:
     return Seg3d().eval()
 
 
+def _timm(name: str) -> nn.Module:
+    import timm
+
+    return timm.create_model(name, pretrained=False).eval()
+
+
+def timm_resnet50d() -> nn.Module:
+    return _timm("resnet50d")
+
+
+def timm_convnext_tiny() -> nn.Module:
+    return _timm("convnext_tiny")
+
+
+def timm_mobilenetv3_large_100() -> nn.Module:
+    return _timm("mobilenetv3_large_100")
+
+
+def timm_regnety_016() -> nn.Module:
+    return _timm("regnety_016")
+
+
+def timm_efficientnetv2_rw_s() -> nn.Module:
+    return _timm("efficientnetv2_rw_s")
+
+
+def timm_repvit_m1() -> nn.Module:
+    return _timm("repvit_m1")
+
+
+def timm_fastvit_t8() -> nn.Module:
+    return _timm("fastvit_t8")
+
+
+def yolov8n() -> nn.Module:
+    from ultralytics.nn.tasks import DetectionModel
+
+    return DetectionModel("yolov8n.yaml", verbose=False).eval()  # the yaml ships with ultralytics: no download
+
+
+def smp_unet_r34() -> nn.Module:
+    import segmentation_models_pytorch as smp
+
+    return smp.Unet("resnet34", encoder_weights=None).eval()
+
+
 MODELS = {  # name -> (library, input shape with mb 1)
     "efficientnet_b0": ("efficientnet_pytorch", "1,3,224,224"),
     "hf_resnet50": ("transformers", "1,3,224,224"),
@@ -154,7 +211,32 @@ MODELS = {  # name -> (library, input shape with mb 1)
     "hf_regnet": ("transformers", "1,3,224,224"),
     "audio1d": ("here (Conv1d, (N, L) input)", "1,16000"),
     "seg3d": ("here (Conv3d)", "1,1,32,32,32"),
+    "timm_resnet50d": ("timm", "1,3,224,224"),
+    "timm_convnext_tiny": ("timm", "1,3,224,224"),
+    "timm_mobilenetv3_large_100": ("timm", "1,3,224,224"),
+    "timm_regnety_016": ("timm", "1,3,224,224"),
+    "timm_efficientnetv2_rw_s": ("timm", "1,3,288,288"),  # its default input size
+    "timm_repvit_m1": ("timm", "1,3,224,224"),
+    "timm_fastvit_t8": ("timm", "1,3,256,256"),  # its default input size
+    "yolov8n": ("ultralytics", "1,3,640,640"),
+    "smp_unet_r34": ("segmentation_models_pytorch", "1,3,256,256"),
 }
+
+
+def library_problem(lib: str) -> str:
+    """'' when the model's library imports here; else the planner's one sentence saying why it does not."""
+    import importlib
+
+    from explorer.core.model.libraries.import_failure import library_failure
+    from explorer.core.paths.base import one_line
+
+    if lib.startswith("here"):
+        return ""
+    try:
+        importlib.import_module(lib)
+    except Exception as e:  # noqa: BLE001 - the reason is the row
+        return library_failure("zoo_planner", e, one_line(e)) or f"{lib}: {type(e).__name__}: {one_line(e)}"
+    return ""
 
 
 # ---- the run ------------------------------------------------------------------------------------------
@@ -214,10 +296,14 @@ def main(argv=None) -> int:
     print("| model (library) | mode | measured ms | predicted ms | pred/meas | quality | note |")
     print("|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
+        lib = MODELS[name][0]
+        problem = library_problem(lib)
+        if problem:
+            print(f"| {name} ({lib}) | - | - | - | - | - | skipped: {problem} |", flush=True)
+            continue
         before = _loadavg()
         t0 = time.time()
         rows, refused, answer = plan(name, args, out_dir)
-        lib = MODELS[name][0]
         if refused:
             print(f"| {name} ({lib}) | - | - | - | - | - | refused: {refused} |")
         for r in rows:

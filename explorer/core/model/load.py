@@ -156,6 +156,8 @@ def make_input(spec, mb: int | None, dtype, default: tuple = DEFAULT_INPUT, fold
 
 def _import_attr(text: str, folder: str | None):
     """package.module:attr imported from `folder` (default the current one) or sys.path."""
+    from explorer.core.model.libraries.import_failure import library_failure
+
     mod_name, _, attr = text.partition(":")
     if not mod_name or not attr:
         raise InputError(f"{text!r} is not package.module:callable (both parts are needed).", "model")
@@ -165,13 +167,16 @@ def _import_attr(text: str, folder: str | None):
     try:
         mod = _import_file(mod_name, here) if mod_name.lower().endswith(".py") else importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
-        raise InputError(f"no module named {e.name or mod_name!r} (looked in the current folder and sys.path).",
-                         "model") from None
+        lib = library_failure(mod_name, e, _first_line(e))  # a library's own missing dependency (timm's torchvision)
+        raise InputError(lib or f"no module named {e.name or mod_name!r} (looked in the current folder and "
+                         "sys.path).", "model") from None
     except SystemExit as e:  # the module's own sys.exit at import (a script's main guard missing): one line
         raise InputError(f"importing {mod_name} called sys.exit({e.code!r}); guard its script part with "
                          "if __name__ == '__main__':", "model") from None
-    except Exception as e:  # noqa: BLE001 - the user's module failed to import: one line
-        raise InputError(f"importing {mod_name} failed: {type(e).__name__}: {_first_line(e)}", "model") from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed to import: one line, naming the library
+        lib = library_failure(mod_name, e, _first_line(e))
+        raise InputError(lib or f"importing {mod_name} failed: {type(e).__name__}: {_first_line(e)}",
+                         "model") from None
     obj = mod
     for part in attr.split("."):
         if not hasattr(obj, part):

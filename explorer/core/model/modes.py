@@ -74,7 +74,7 @@ def channels_last_format(inp: ModelInput, conv_dims=None):
                               "model as it is")
 
 
-def mkldnn_blockers(model) -> list[str]:
+def mkldnn_blockers(model, skip=()) -> list[str]:
     """Modules torch.utils.mkldnn.to_mkldnn cannot convert faithfully, one sentence each: it swaps every
     nn.Conv1d/2d/3d (subclasses too) for an MkldnnConv ScriptModule, which drops the subclass's own forward
     and cannot take its child modules ("Cannot re-assign modules in a ScriptModule with non-scripted module").
@@ -83,6 +83,8 @@ def mkldnn_blockers(model) -> list[str]:
     existing module 'drop'", which names neither the module nor its class."""
     out = []
     for name, m in model.named_modules():
+        if name in skip:  # already refused with its reason (by_hand)
+            continue
         what = own_forward(m) if name else ""
         if what:
             base = next(b.__name__ for b in type(m).__mro__ if b.__module__ == "torch.nn.modules.conv")
@@ -128,6 +130,16 @@ def mkldnn_source(model, f32_model):
     return f32_model if f32_model is not None else model
 
 
+def mkldnn_ready_source(model, f32_model, inp: ModelInput):
+    """A copy of the model to_mkldnn gets (mkldnn_source), with what a user would convert by hand first
+    (timm's norm+act blocks: by_hand), and that HandConversion (its note, its refusals)."""
+    from explorer.core.model.by_hand.swapped_with_children import convert_by_hand
+
+    src = copy_model(mkldnn_source(model, f32_model))
+    f32_in = inp.map(lambda t: t.float())  # the f32 model's own input, for the check on the real activations
+    return src, convert_by_hand(src, lambda: f32_in.call(src))
+
+
 def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> PreparedMode:
     """`x` is the model's input (a ModelInput or one tensor); `conv_dims` the spatial ranks of its convs;
     `f32_model` the model before its cast to a bf16/f16 plan's dtype (to_mkldnn converts from it)."""
@@ -161,11 +173,11 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
         convert = [("input to channels_last", lambda: inp.to_memory_format(fmt))] if any(t.dim() == rank for t in inp.tensors()) else []
         return PreparedMode(lambda: inp.to_memory_format(fmt).call(m), m, rem, convert)
     if mode == "to_mkldnn":
-        blockers = mkldnn_blockers(model)
+        src, hand = mkldnn_ready_source(model, f32_model, inp)
+        blockers = hand.refused + mkldnn_blockers(src, skip=hand.refused_paths)
         if blockers:
             more = f" (and {len(blockers) - 1} more such modules)" if len(blockers) > 1 else ""
             raise NotImplementedError(f"to_mkldnn: {blockers[0]}{more}")
-        src = mkldnn_source(model, f32_model)
         m = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
         xm = inp.map(lambda t: t.to_mkldnn())
         with torch.no_grad():
@@ -179,7 +191,8 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
         convs = [("input x.to_mkldnn()", lambda: inp.map(lambda t: t.to_mkldnn()))]
         convs += [(f"output {i} .to_dense()", (lambda t=t: t.to_dense())) for i, t in enumerate(outs)]
-        return PreparedMode(lambda: dense_output(inp.map(lambda t: t.to_mkldnn()).call(m)), m, rem, convs)
+        return PreparedMode(lambda: dense_output(inp.map(lambda t: t.to_mkldnn()).call(m)), m, rem, convs,
+                            note=hand.note())
     if mode == "jit_mkldnn":
         # traced as a flat tuple of the output's tensors (trace refuses dicts, ModelOutput, dataclasses), on the
         # positional inputs then the keyword ones
@@ -446,10 +459,11 @@ def explain_failure(mode: str, net, inp: ModelInput, dtype: str, exc: BaseExcept
         if mode == "to_mkldnn":
             import torch.utils.mkldnn
 
+            src, _ = mkldnn_ready_source(net, f32_net, inp)  # the model the mode converted, by-hand parts too
             try:
-                mm = torch.utils.mkldnn.to_mkldnn(copy_model(mkldnn_source(net, f32_net)), TORCH_DTYPES[dtype])
+                mm = torch.utils.mkldnn.to_mkldnn(copy_model(src), TORCH_DTYPES[dtype])
             except Exception:  # noqa: BLE001 - the conversion itself failed, before any forward
-                return _conversion_failure(mkldnn_source(net, f32_net), dtype, exc, msg)
+                return _conversion_failure(src, dtype, exc, msg)
             where = where_failed(mm, lambda: inp.map(lambda t: t.to_mkldnn()).call(mm))
             if where and " in " not in where:  # outside every submodule: in the model's own forward
                 where = f"{where[:-1]} in the model's own forward, {type(net).__name__})"
@@ -585,8 +599,9 @@ def _modern_note(mode: str, prep: PreparedMode, res: ModeResult, bf16: bool) -> 
     compile time kept apart, the output error against f32, and no fast bf16 where oneDNN has none."""
     from explorer.core.model.modern.bf16 import error_note, no_fast_bf16_note
 
-    notes = [prep.note] if mode in ("compiled", "autocast_bf16", "int8") else []
-    if mode == "int8":  # its error against the f32 model is part of its answer
+    # to_mkldnn's note says what was converted by hand; int8's error against the f32 model is part of its answer
+    notes = [prep.note] if mode in ("compiled", "autocast_bf16", "int8", "to_mkldnn") else []
+    if mode == "int8":
         notes.append(error_note(res.max_abs_err, res.rel_err).replace("against f32 nchw", "against the f32 model"))
     if bf16:
         notes += [error_note(res.f32_max_abs_err, res.f32_rel_err), no_fast_bf16_note()]

@@ -83,14 +83,37 @@ def test_a_model_that_is_a_batchnorm_subclass_with_children_is_unsupported_named
     assert "leave it out" not in r.error
 
 
-def test_a_failed_conversion_names_the_batchnorm_subclass_and_says_what_is_true():
+class LinearAct(nn.Linear):
+    """A Linear subclass with a child: to_mkldnn swaps it too, and the by-hand conversion (BatchNorm only,
+    by_hand) leaves it as it is."""
+
+    def __init__(self, c):
+        super().__init__(c, c)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(super().forward(x))
+
+
+class ConvLinearAct(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = LinearAct(8)
+
+    def forward(self, x):
+        return self.fc(self.conv(x).mean((2, 3)))
+
+
+def test_a_failed_conversion_names_the_swapped_subclass_and_says_what_is_true():
     # what explain_failure says when torch's to_mkldnn raised converting the model (the path a refusal takes
-    # when mkldnn_blockers did not see it coming): the module path and class, never "leave it out"
-    net = ConvBNAct().eval()
+    # when mkldnn_blockers did not see it coming): the module path and class, never "leave it out". A
+    # BatchNorm subclass with children is converted by hand now (test_model_by_hand); a Linear one is not.
+    net = ConvLinearAct().eval()
     with pytest.raises(RuntimeError) as exc:
         torch.utils.mkldnn.to_mkldnn(net)
     text = model_modes.explain_failure("to_mkldnn", net, model_modes.as_input(torch.randn(1, 3, 8, 8)), "f32",
                                        exc.value)
-    assert "(converting bn1, BNAct)" in text
-    assert "bn1 (BNAct) is an nn.BatchNorm2d subclass with child modules 'drop', 'act'" in text
+    assert "(converting fc, LinearAct)" in text
+    assert "fc (LinearAct) is an nn.Linear subclass with child module 'act'" in text
     assert "leave it out" not in text
