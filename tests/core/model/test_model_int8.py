@@ -146,3 +146,70 @@ def test_int8_runs_is_measured_and_predicted_from_its_per_layer_table():
 
     _predict(r, [], None)
     assert r.predicted_ms == pytest.approx(r.conv_alone_ms + r.remainder_ms)
+
+
+def _qconv_by_overload(spec):
+    """layer_int8_fn's call made the way inductor's generated code makes it: through the overload, by name."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    qx = torch.randint(0, 256, (spec.mb, spec.ic, spec.ih, spec.iw), dtype=torch.uint8, generator=g)
+    qx = qx.contiguous(memory_format=torch.channels_last)
+    w = torch.randint(-127, 128, (spec.oc, spec.ic, spec.kh, spec.kw), dtype=torch.int8, generator=g)
+    ws, wz = torch.full((spec.oc,), 1e-2), torch.zeros(spec.oc, dtype=torch.int64)
+    packed = torch.ops.onednn.qconv_prepack(w, ws, 2e-2, 0, [1, 1], [1, 1], [1, 1], 1, list(qx.shape))
+    return lambda: torch.ops.onednn.qconv_pointwise.default(qx, 2e-2, 0, packed, ws, wz, None, [1, 1], [1, 1],
+                                                            [1, 1], 1, 5e-2, 0, None, "none", [], "")
+
+
+def test_the_replay_table_times_each_distinct_graph_call_once_and_counts_the_repeats():
+    from explorer.core.problem.spec import ConvSpec
+
+    one = _qconv_by_overload(ConvSpec(mb=1, ic=8, ih=10, iw=10, oc=8, kh=3, kw=3, ph=1, pw=1))
+    other = _qconv_by_overload(ConvSpec(mb=1, ic=8, ih=6, iw=6, oc=16, kh=3, kw=3, ph=1, pw=1))
+    wrapped_before = torch.ops.onednn.qconv_pointwise.default
+
+    def forward():
+        one(), one(), other()
+
+    calls = model_int8.graph_qconv_calls(forward)
+    assert sorted(count for _, _, count in calls) == [1, 2]  # the repeated shape is one call counted twice
+    assert torch.ops.onednn.qconv_pointwise.default is wrapped_before  # the op is given back
+    (args, _), = [a for _, a, count in calls if count == 2]
+    assert tuple(args[0].shape) == (1, 8, 10, 10) and args[0].stride() == (800, 1, 80, 8)  # its real strides
+    total, n, why = model_int8.graph_table_ms(forward, budget_ms=5, min_samples=3, cancel=lambda: False)
+    assert n == 3 and total > 0 and why == ""
+
+
+def test_a_graph_that_calls_no_qconv_by_name_says_why_and_the_mode_falls_back():
+    total, n, why = model_int8.graph_table_ms(lambda: torch.ones(2) + 1, budget_ms=5, min_samples=3,
+                                              cancel=lambda: False)
+    assert total is None and n == 0 and "no qconv call was seen" in why
+
+
+@pytest.mark.slow
+def test_the_replay_sees_the_residual_sum_inductor_fused_into_a_qconv():
+    from explorer.core.paths.routes import cxx_problem
+
+    if model_int8.torchao_problem() or cxx_problem():
+        pytest.skip(model_int8.torchao_problem() or cxx_problem())
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+            self.relu1, self.relu2 = nn.ReLU(), nn.ReLU()
+
+        def forward(self, x):
+            return self.relu2(self.conv2(self.relu1(self.conv1(x))) + x)
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), Block()).eval()
+    x = torch.randn(1, 3, 16, 16)
+    prep = model_int8.prepare_int8(net, ModelInput((x,)))
+    calls = model_int8.graph_qconv_calls(prep["fn"])
+    assert sum(count for _, _, count in calls) == 3
+    ops = [str(op) for op, _, _ in calls]
+    assert any("binary" in op for op in ops), ops  # conv2d + x + relu: one qconv with the sum fused in
+    binary_args = [a for op, (a, _), _ in calls if "binary" in str(op)][0]
+    assert "sum" in [v for v in binary_args if isinstance(v, str)]

@@ -152,6 +152,88 @@ def layer_int8_fn(spec):
                                                     5e-2, 0, None, "none", [], "")
 
 
+# The overloads PT2E's lowering calls for a conv (torch._inductor.mkldnn_ir: the `tensor` forms in today's
+# graphs, the scalar-scale forms in older ones). The generated code looks each up by name at every call
+# (torch.ops.onednn.qconv_pointwise.tensor), so wrapping one on its packet sees every call the graph makes.
+GRAPH_QCONV_OVERLOADS = (("qconv_pointwise", "tensor"), ("qconv_pointwise", "default"),
+                         ("qconv2d_pointwise", "binary_tensor"), ("qconv2d_pointwise", "binary"))
+
+
+def _copied(a):
+    import torch
+
+    # the graph reuses its activation buffers: a replay needs its own, with the same strides; the prepacked
+    # weights (MKLDNN tensors) and the other frozen constants are never written, so they are the graph's own
+    if isinstance(a, torch.Tensor) and a.layout == torch.strided:
+        return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype).copy_(a)
+    return a
+
+
+def _call_key(op, args) -> tuple:
+    import torch
+
+    def part(a):  # what the op's time depends on: shapes, strides, dtypes, post-ops; not the values or scales
+        if isinstance(a, float):
+            return "float"
+        if not isinstance(a, torch.Tensor):
+            return repr(a)
+        return tuple(a.shape), a.stride() if a.layout == torch.strided else None, str(a.dtype)
+
+    return (str(op),) + tuple(part(a) for a in args)
+
+
+def graph_qconv_calls(fn) -> list[tuple]:
+    """Each distinct qconv call one forward of the compiled graph makes, as (op, its real arguments copied,
+    how many calls have that signature), in graph order: the conv with the post-ops the graph fused into it
+    (relu, the residual sum), its real scales and output dtype (u8, or f32 where the next op needs f32)."""
+    import torch
+
+    seen: dict = {}
+    packets = []
+    for name, overload in GRAPH_QCONV_OVERLOADS:
+        packet = getattr(torch.ops.onednn, name, None)
+        op = getattr(packet, overload, None) if packet is not None else None
+        if op is None:
+            continue
+
+        def record(*args, _op=op, **kwargs):
+            key = _call_key(_op, args) + tuple(sorted((k, repr(v)) for k, v in kwargs.items()))
+            if key in seen:
+                seen[key][2] += 1
+            else:
+                seen[key] = [_op, ([_copied(a) for a in args], dict(kwargs)), 1]
+            return _op(*args, **kwargs)
+
+        packets.append((packet, overload, op))
+        setattr(packet, overload, record)
+    try:
+        with torch.no_grad():
+            fn()
+    finally:
+        for packet, overload, op in packets:
+            setattr(packet, overload, op)
+    return [tuple(v) for v in seen.values()]
+
+
+def graph_table_ms(fn, budget_ms: float, min_samples: int, cancel) -> tuple[float | None, int, str]:
+    """(the graph's qconv calls replayed alone, each distinct call's median times its count; how many calls;
+    why not) -- the per-layer int8 table on the very calls the compiled graph makes."""
+    from explorer.core.measure.harness import Budget, measure
+
+    calls = graph_qconv_calls(fn)
+    if not calls:
+        return None, 0, "no qconv call was seen in the compiled graph (its code does not call the ops by name)"
+    total, n = 0.0, 0
+    for op, (args, kwargs), count in calls:
+        if cancel():
+            return None, n, "stopped"
+        m = measure(lambda op=op, args=args, kwargs=kwargs: op(*args, **kwargs), Budget(budget_ms, min_samples),
+                    cancel)
+        total += count * m.median_ms
+        n += count
+    return total, n, ""
+
+
 def layer_table_ms(inv, budget_ms: float, min_samples: int, cancel) -> tuple[float | None, str]:
     """The per-layer int8 table summed over the model: each distinct layer's qconv median times its count.
     (None, why) when a layer cannot be timed that way."""
