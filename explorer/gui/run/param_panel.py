@@ -83,6 +83,15 @@ def parse_pasted(text: str, dtype: str | None, bias: bool | None, direction: str
                             direction=hints.get("direction", direction))
 
 
+def desc_text(spec: ConvSpec) -> str:
+    """The descriptor field's canonical text: the problem, after the benchdnn options no field shows (the
+    post-ops and the io tag), so a pasted line's words stay in sight and in the spec."""
+    words = [f"--attr-post-ops={spec.post_ops}"] if spec.post_ops else []
+    if spec.io_tag:
+        words += [f"--stag={spec.io_tag}", f"--dtag={spec.io_tag}"]
+    return " ".join(words + [spec.descriptor()])
+
+
 # The direction box: "FWD" is the forward whose bias box says FWD_B or FWD_D (benchdnn's two names for it).
 DIRECTION_ITEMS = ("FWD", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
 DIRECTION_HELP = {"FWD": "forward (FWD_B with the bias box on, FWD_D off)", "FWD_I": "forward inference",
@@ -477,11 +486,12 @@ class ParamPanel(QWidget):
             self._apply_ndims(spec.ndims)
             self.dtype_combo.setCurrentText(spec.dtype)
             self._quant = (spec.scales, spec.zero_points)  # a pasted int8 line's scales, kept for _read_fields
+            self._attrs = (spec.post_ops, spec.io_tag)  # a pasted line's post-ops and tags: no field shows them
             self.bias_check.setChecked(spec.bias)
             self.direction_combo.setCurrentText("FWD" if spec.direction in ("FWD_B", "FWD_D") else spec.direction)
             self.name_edit.setText(spec.name)
             if set_desc:
-                self.desc_edit.setText(spec.descriptor())
+                self.desc_edit.setText(desc_text(spec))
         finally:
             self._syncing = False
 
@@ -536,7 +546,7 @@ class ParamPanel(QWidget):
     def _on_desc_finished(self) -> None:
         if self._valid and self._spec is not None:
             self._syncing = True
-            self.desc_edit.setText(self._spec.descriptor())  # canonical form once the user is done
+            self.desc_edit.setText(desc_text(self._spec))  # canonical form once the user is done
             self._syncing = False
 
     def _on_field_edited(self, *_) -> None:
@@ -565,10 +575,11 @@ class ParamPanel(QWidget):
                 raise SpecError(f"{key} ({help_}) must be a whole number, got {what}.", key) from None
         dtype = self.dtype_combo.currentText()
         scales, zero_points = getattr(self, "_quant", ("", "")) if dtype in INT8_DTYPES else ("", "")
+        post_ops, io_tag = getattr(self, "_attrs", ("", ""))
         return ConvSpec(
             **values, ndims=self.ndims(), bias=self.bias_check.isChecked(), dtype=dtype,
             name=self.name_edit.text().strip().replace('"', ""), direction=self._direction(),
-            scales=scales, zero_points=zero_points,
+            scales=scales, zero_points=zero_points, post_ops=post_ops, io_tag=io_tag,
         ).normalized()
 
     def _direction(self) -> str:
@@ -587,7 +598,7 @@ class ParamPanel(QWidget):
         if update_desc:  # a well-formed spec: the preset and descriptor show it even when paths or memory refuse it
             spec = self._follow_preset(spec)
             self._syncing = True
-            self.desc_edit.setText(spec.descriptor())
+            self.desc_edit.setText(desc_text(spec))
             self._syncing = False
         try:
             validate_paths(self.paths())

@@ -88,13 +88,20 @@ COLUMNS = [
     ("fresh script", "The row checked in a fresh script (Run tab: Check in a fresh script; CLI: run --verify): the "
      "standalone torch.utils.benchmark script's median and row/script; beyond ±10%: not reproduced.",
      lambda r, m: getattr(r, "verify_ratio", None), lambda v: v),
-    ("dtype", "Data type.", lambda r, m: r.spec.dtype, str),
+    ("dtype", "Data type (an int8 config such as u8s8u8: source, weights, destination).",
+     lambda r, m: r.spec.dtype, str),
+    ("dir", "benchdnn's --dir: FWD_B/FWD_D time the forward conv; BWD_D, BWD_W, BWD_WB only its gradients.",
+     lambda r, m: r.spec.direction, str),
+    ("post-ops", "benchdnn's --attr-post-ops the row ran after the conv (blank: the plain conv); a fused path "
+     "runs them inside the conv, an eager one as separate ops.", lambda r, m: r.spec.post_ops, str),
+    ("io tag", "benchdnn's --stag/--dtag: axb is channels-last input and output, abx plain NCHW (blank: the "
+     "path's own layout).", lambda r, m: r.spec.io_tag, str),
     ("threads", "torch threads during the run.", lambda r, m: r.threads, str),
     ("spec", "benchdnn descriptor of the problem.", lambda r, m: r.spec.descriptor(), str),
     ("error", "torch's reason when the path did not run.", lambda r, m: r.error, str),
 ]
 HEADERS = [c[0] for c in COLUMNS]
-TEXT_COLUMNS = {"path", "status", "kernel", "src / wei / dst", "dtype", "spec", "error"}
+TEXT_COLUMNS = {"path", "status", "kernel", "src / wei / dst", "dtype", "dir", "post-ops", "io tag", "spec", "error"}
 # Columns whose text is not their sort value: the text comes from the whole result.
 _TEXT_OF = {"stored in / wei / out": _stored, "kernel": _kernel, "fresh script": _verified}
 REASON_COLUMN = HEADERS.index("median ms")  # where a row that did not run shows torch's reason
