@@ -23,6 +23,10 @@ small 1-D audio front end and a small 3-D network written here:
                                             the to_mkldnn mode converts by hand)
     yolov8n           ultralytics           DetectionModel("yolov8n.yaml")       (from its yaml, no download)
     smp_unet_r34      segmentation_models_pytorch  Unet("resnet34", encoder_weights=None)
+    asteroid_convtasnet  asteroid           ConvTasNet(n_src=2)                  ((N, L) raw audio: 98 Conv1d, one
+                                            F.conv1d, one ConvTranspose1d decoder)
+    ptv_x3d_xs        pytorchvideo          create_x3d(clip 4, crop 160)         (Conv3d, depthwise 3x3x3,
+                                            squeeze-excite)
     audio1d           here                  takes (N, L) and adds the channel itself (Conv1d)
     seg3d             here                  a small Conv3d encoder-decoder
 
@@ -193,6 +197,18 @@ def yolov8n() -> nn.Module:
     return DetectionModel("yolov8n.yaml", verbose=False).eval()  # the yaml ships with ultralytics: no download
 
 
+def asteroid_convtasnet() -> nn.Module:
+    from asteroid.models import ConvTasNet
+
+    return ConvTasNet(n_src=2).eval()
+
+
+def ptv_x3d_xs() -> nn.Module:
+    from pytorchvideo.models.x3d import create_x3d
+
+    return create_x3d(input_clip_length=4, input_crop_size=160, model_num_class=400).eval()
+
+
 def smp_unet_r34() -> nn.Module:
     import segmentation_models_pytorch as smp
 
@@ -220,6 +236,8 @@ MODELS = {  # name -> (library, input shape with mb 1)
     "timm_fastvit_t8": ("timm", "1,3,256,256"),  # its default input size
     "yolov8n": ("ultralytics", "1,3,640,640"),
     "smp_unet_r34": ("segmentation_models_pytorch", "1,3,256,256"),
+    "asteroid_convtasnet": ("asteroid", "1,16000"),
+    "ptv_x3d_xs": ("pytorchvideo", "1,3,4,160,160"),
 }
 
 
