@@ -13,9 +13,27 @@ import warnings
 INSTALL = "pip install torchao==0.18.0 --no-deps (the project's `int8` extra)"
 
 
+def _import_torchao_quietly() -> None:
+    """torchao's import logs a warning for each of its CUDA-only libraries (_C_mxfp8, _C_cutlass_90a) that a CPU
+    build of torch cannot load, and torch's pytree one about an Enum it registers: noise on every int8 plan,
+    and nothing the CPU route uses."""
+    import logging
+
+    logs = [logging.getLogger(name) for name in ("torchao", "torch.utils._pytree")]
+    levels = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.ERROR)
+    try:
+        import torchao  # noqa: F401
+    finally:
+        for log, level in zip(logs, levels):
+            log.setLevel(level)
+
+
 def torchao_problem() -> str:
     """Why the int8 mode cannot run here, in one sentence ("" when torchao's PT2E quantizer imports)."""
     try:
+        _import_torchao_quietly()
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: F401
         from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import X86InductorQuantizer  # noqa: F401
     except ImportError as e:
