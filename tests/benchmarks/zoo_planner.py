@@ -311,24 +311,24 @@ def main(argv=None) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"torch {torch.__version__}; {time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())} UTC")
-    print("| model (library) | mode | measured ms | predicted ms | pred/meas | quality | note |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model (library) | mode | status | measured ms | predicted ms | pred/meas | rel err | quality | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         lib = MODELS[name][0]
         problem = library_problem(lib)
         if problem:
-            print(f"| {name} ({lib}) | - | - | - | - | - | skipped: {problem} |", flush=True)
+            print(f"| {name} ({lib}) | - | - | - | - | - | - | - | skipped: {problem} |", flush=True)
             continue
         before = _loadavg()
         t0 = time.time()
         rows, refused, answer = plan(name, args, out_dir)
         if refused:
-            print(f"| {name} ({lib}) | - | - | - | - | - | refused: {refused} |")
+            print(f"| {name} ({lib}) | - | - | - | - | - | - | - | refused: {refused} |")
         for r in rows:
             meas, pred = r["measured_ms"], r["predicted_ms"]
             ratio = _f(str(float(pred) / float(meas)), "{:.2f}") if _f(pred) != "-" and _f(meas) != "-" else "-"
-            print(f"| {name} ({lib}) | {r['mode']} | {_f(meas)} | {_f(pred)} | {ratio} | {r['quality'] or r['status']} "
-                  f"| {_note(r)} |")
+            print(f"| {name} ({lib}) | {r['mode']} | {r['status']} | {_f(meas)} | {_f(pred)} | {ratio} "
+                  f"| {_f(r.get('rel_err', ''), '{:.2g}')} | {r['quality'] or '-'} | {_note(r)} |")
         print(f"<!-- {name}: load {before} -> {_loadavg()}, {time.time() - t0:.0f} s; answer: {answer} -->", flush=True)
     return 0
 
