@@ -4,6 +4,7 @@ The method is explained in the package docstring (explorer.core.model)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable, Iterator
 
@@ -70,10 +71,9 @@ def iter_model(
     ropts = run_opts or RunOptions(paths=PATHS)
     if threads is not None:
         validate_threads(threads)
-        import dataclasses
-
         ropts = dataclasses.replace(ropts, threads=threads)
-    ropts = ropts.validate()
+    # the table's loops stop at the planner's precision (ModelOptions.precision), not run's
+    ropts = dataclasses.replace(ropts, precision=mopts.precision).validate()
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
     loaded = load_model(model, folder)
