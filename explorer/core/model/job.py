@@ -31,7 +31,7 @@ from explorer.core.model.report import (
     summarize_layer,
 )
 from explorer.core.model.sequence import strided_input
-from explorer.core.model.surgery import copy_model, dense_output
+from explorer.core.model.surgery import Float64Reference, copy_model, dense_output
 
 
 def iter_model(
@@ -138,6 +138,8 @@ def iter_model(
         results: list[ModeResult] = []
         reference = _reference(summaries) if mopts.predict else None
         seq_tensors: dict = {}  # per conv site, its own tensors for the in-order conv loop, shared by the modes
+        # an f32 plan's float64 truth, run only if a mode differs from the model as it is beyond f32's tolerance
+        ref_f64 = Float64Reference(loaded.module, x) if dtype == "f32" else None
         after = None  # the reference's time right after the last mode
         for k, mode in enumerate(mopts.modes):
             if cancelled():
@@ -147,7 +149,7 @@ def iter_model(
             before = after if after is not None else time_reference(reference, cancelled) if reference is not None else None
             after = None
             res = run_mode(mode, net, x, dtype, ref, mopts, cancelled, inv, seq_tensors, ref_f32,
-                           loaded.module if net is not loaded.module else None)
+                           loaded.module if net is not loaded.module else None, ref_f64)
             if res is None:
                 break
             if reference is not None and res.status == "ok" and not cancelled():
