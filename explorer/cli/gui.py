@@ -12,7 +12,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("gui", help="open the desktop app (optionally run, export and exit)")
     p.add_argument("desc", nargs="?", default=None, help="benchdnn conv descriptor to open (default: the last one, or a preset)")
     p.add_argument("--run", action="store_true", help="start the run as soon as the window opens")
-    p.add_argument("--screenshot", type=str, default=None, help="when the run ends, save a PNG of the whole window")
+    p.add_argument("--screenshot", type=str, default=None,
+                   help="save a PNG of the whole window, then exit (implies --exit-when-done): when the run ends "
+                        "with --run, else half a second after the window opens")
     p.add_argument("--exit-when-done", action="store_true", help="exit when the run ends (prints event-loop stall p99/max)")
     p.add_argument("--size", type=str, default=None,
                    help="window size WxH (default: where the last window closed, else 1440x900)")

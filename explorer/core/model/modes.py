@@ -578,8 +578,9 @@ def _convs_in_model(prep: PreparedMode, mode: str) -> tuple[float | None, str]:
 
 
 def _int8_parts(res: ModeResult, prep: PreparedMode, inv, mopts: ModelOptions, cancel) -> None:
-    """The int8 mode's prediction parts: its per-layer qconv table summed (conv_alone_ms) and the compiled
-    graph's non-qconv time (remainder_ms); job._predict adds them."""
+    """The int8 mode's prediction parts: the compiled graph's qconv calls replayed one by one, or the synthetic
+    per-layer qconv table when none is seen (conv_alone_ms), and the compiled graph's non-qconv time
+    (remainder_ms); job._predict adds them."""
     from explorer.core.model.modern.int8 import graph_split_ms, graph_table_ms, layer_table_ms
 
     if inv is None:

@@ -1,8 +1,10 @@
 """The `int8` mode: the model quantized the way PyTorch documents for x86 CPUs today (PT2E: torch.export,
 torchao's X86InductorQuantizer, calibrated on the example input, converted, then torch.compile with
-freezing), measured end to end, and predicted from a per-layer int8 table: each conv layer's qconv op (the
-one PT2E lowers to: onednn.qconv_pointwise on onednn.qconv_prepack weights, u8 channels_last input) timed
-alone, times its count, plus the compiled graph's non-qconv time. torch 2.13 has no
+freezing), measured end to end, and predicted from the compiled graph's own qconv calls replayed one by one
+(graph_table_ms: each distinct call, with its fused post-ops and real output dtype, timed alone, times its
+count), or, when none is seen, from a synthetic per-layer table (layer_table_ms: each conv layer's plain
+onednn.qconv_pointwise on onednn.qconv_prepack weights and a u8 channels_last input, times its count); plus
+the compiled graph's non-qconv time. torch 2.13 has no
 torch.ao.quantization.quantize_pt2e: the PT2E code lives in torchao, an optional extra."""
 
 from __future__ import annotations
