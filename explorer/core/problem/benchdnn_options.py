@@ -86,7 +86,6 @@ def _default_only(*defaults: str, case: bool = False) -> Callable[[str], bool]:
 
 _TAG_WHY = ("memory formats are what each path uses (dense NCHW, channels_last, the MKLDNN blocked formats: "
             "see `layout`), not set by the line")
-_ATTR_WHY = "attributes are not applied: this tool times the conv without scales or zero points"
 _KNOB_WHY = "benchdnn's own timing settings; this tool times with its own (--threads, --budget-ms, --isa)"
 _HARNESS_WHY = "steers only benchdnn's own checking or printing, not the problem or how it is timed"
 
