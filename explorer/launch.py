@@ -18,9 +18,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from explorer import cli
 
-    code = cli.main(argv, handlers={"gui": run_gui})
-    # The answer is given and every row kept: a Ctrl+C or SIGTERM while the interpreter exits (the measuring
-    # process is being shut down, at most a few seconds) would only print "Exception ignored in atexit".
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    return code
+    try:
+        return cli.main(argv, handlers={"gui": run_gui})
+    finally:
+        # The answer is given and every row kept: a Ctrl+C or SIGTERM while the interpreter exits (the measuring
+        # process is being shut down, at most a few seconds) would only print "Exception ignored in atexit".
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)

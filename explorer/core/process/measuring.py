@@ -167,4 +167,22 @@ def shutdown(timeout_s: float = 1.0) -> None:
         _pool.shutdown(timeout_s)
 
 
-atexit.register(shutdown, 0.5)
+def _shutdown_at_exit() -> None:
+    """The atexit shutdown, deaf to Ctrl+C: the answer is given and every row kept, so a Ctrl+C while the
+    measuring process is joined (up to half a second) would only print "Exception ignored in atexit callback"
+    with a traceback (seen under load, when the signal came before the command line's own guard)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except (ValueError, OSError):  # an embedding interpreter that owns its signals
+            pass
+    try:
+        shutdown(0.5)
+    except KeyboardInterrupt:  # one already on its way when the handler changed
+        pass
+
+
+atexit.register(_shutdown_at_exit)
