@@ -232,13 +232,15 @@ class Float64Reference:
         """The float64 output (None when the model cannot run in float64: `why` says why)."""
         import torch
 
+        from explorer.core.paths.base import one_line
+
         if self._out is None and not self.why:
             try:
                 with torch.no_grad():
                     model = copy_model(self._module).double()
                     self._out = dense_output(self._x.map(lambda t: t.double()).call(model))
             except Exception as e:  # noqa: BLE001 - an op with no float64 kernel: the f32 gate stands
-                self.why = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+                self.why = f"{type(e).__name__}: {one_line(e)}"
         return self._out
 
 
