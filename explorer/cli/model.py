@@ -128,7 +128,8 @@ def cmd_model(args) -> int:
     mopts = ModelOptions(modes=_modes_arg(args.modes), mode_budget_ms=args.mode_budget_ms).validate()
     ropts = RunOptions(paths=paths_arg(args.paths), threads=args.threads, budget_ms=args.budget_ms,
                        trace=not args.no_trace, allocator=args.allocator, isa=args.isa,
-                       precision=mopts.precision).validate()  # a cluster's workers time the table at it too
+                       precision=mopts.precision, earliest_share=mopts.earliest_share,
+                       ).validate()  # a cluster's workers time the table at it too
     fleet = _ClusterStage(args) if args.cluster else None
     sink = ModelCsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None,
                         fleet.columns if fleet else ())

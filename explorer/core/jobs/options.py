@@ -20,6 +20,7 @@ class RunOptions:
     budget_ms: float = DEFAULT_BUDGET_MS
     min_samples: int = DEFAULT_MIN_SAMPLES
     precision: float = DEFAULT_PRECISION
+    earliest_share: float = 0.2  # no early stop before this share of the budget (Budget.earliest_share)
     check: bool = True  # compare each path's output with the f32 reference
     trace: bool = True  # capture one traced call per path for conv_impl / tags / reorders
     progress_interval_s: float = 0.05

@@ -115,6 +115,7 @@ def iter_run(
                 if cancelled():
                     return  # checked between every slow step, so Stop never waits for more than one call
                 budget = Budget(opts.budget_ms, opts.min_samples, opts.precision, warmup=0,
+                                earliest_share=opts.earliest_share,
                                 decided=decide_for(path, list(finished)) if decide_for else None)
 
                 def measure_once(_attempt, prep=prep, path=path):

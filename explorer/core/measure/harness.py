@@ -159,6 +159,12 @@ class Budget:
     # A caller's own early stop, asked at the `converged` checks with the undisturbed samples (ns) so far:
     # True ends the loop as "decided" (the model planner: this path's rank among a layer's paths is settled)
     decided: Callable[[np.ndarray], bool] | None = None
+    # The early-stop checks: first at `check_from` samples, then every `check_step` more (0: geometric, half
+    # again each time). A loop of long samples (the planner's rounds, a whole forward each) checks every one.
+    check_from: int = 20
+    check_step: int = 0
+    # No early stop before this share of the budget has passed (a short quiet streak must not end the loop)
+    earliest_share: float = 0.2
 
 
 def measure_iter(
@@ -205,10 +211,10 @@ def measure_iter(
     t_begin = clock()
     group_t0 = t_begin
     deadline = t_begin + int(b.budget_ms * 1e6)
-    # Early stop is checked only after a fifth of the budget and on a geometric schedule: cheap, and
-    # never on so few samples that a lucky streak ends the run.
-    earliest_stop = t_begin + int(b.budget_ms * 1e6 / 5)
-    next_check = max(b.min_samples, 20)
+    # Early stop is checked only after a share of the budget (a fifth unless told) and on a geometric
+    # schedule: cheap, and never on so few samples that a lucky streak ends the run.
+    earliest_stop = t_begin + int(b.budget_ms * 1e6 * b.earliest_share)
+    next_check = max(b.min_samples, b.check_from)
     interval_ns = int(progress_interval_s * 1e9)
     next_yield = t_begin + interval_ns
     last_yielded = 0
@@ -238,7 +244,7 @@ def measure_iter(
             reason = "max_samples"
             break
         if n >= next_check:
-            next_check = n + max(10, n // 2)
+            next_check = n + (b.check_step or max(10, n // 2))
             if t1 >= earliest_stop:
                 clean = _clean(samples, hits)
                 if median_rel_ci(clean) < b.precision:

@@ -70,7 +70,8 @@ def measure_chained(spec, ropts, ctx, cancel):
 
         def measure_once(_attempt):
             with torch.no_grad():
-                return measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0), cancel)
+                return measure(prep.fn, Budget(ropts.budget_ms, ropts.min_samples, ropts.precision, warmup=0,
+                                                    earliest_share=ropts.earliest_share), cancel)
 
         got = measure_until_trusted(measure_once, MAX_ATTEMPTS)
         if got is None:

@@ -73,7 +73,7 @@ def iter_model(
         validate_threads(threads)
         ropts = dataclasses.replace(ropts, threads=threads)
     # the table's loops stop at the planner's precision (ModelOptions.precision), not run's
-    ropts = dataclasses.replace(ropts, precision=mopts.precision).validate()
+    ropts = dataclasses.replace(ropts, precision=mopts.precision, earliest_share=mopts.earliest_share).validate()
     if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 1):
         raise InputError(f"--mb must be a positive whole number, got {mb!r}.", "mb")
     loaded = load_model(model, folder)

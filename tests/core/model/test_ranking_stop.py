@@ -5,6 +5,7 @@ their full budget. Synthetic timings only: nothing here is timed."""
 import time
 
 import numpy as np
+import pytest
 
 from explorer.core.measure.harness import Budget, measure
 from explorer.core.model.timing.ranking import MIN_SAMPLES, best_so_far, ranking_stop, separated
@@ -57,3 +58,38 @@ def test_the_harness_ends_a_loop_as_decided_when_told():
     assert m.stop_reason == "decided" and m.n >= 50
     m = measure(call, Budget(50.0, 5, precision=0.0, warmup=0, decided=lambda s: False))
     assert m.stop_reason == "budget"
+
+
+def test_the_first_early_stop_check_follows_the_budget_share_and_check_schedule():
+    # The planner's table asks its first early stop at a tenth of the budget (PLANNER_EARLIEST_SHARE), run at
+    # a fifth; a loop of long samples checks every sample from check_from on.
+    def call():
+        time.sleep(0.001)
+
+    seen: list[int] = []
+
+    def stop(s):
+        seen.append(s.size)
+        return True
+
+    m = measure(call, Budget(1000.0, 5, precision=0.0, warmup=0, decided=stop, earliest_share=0.05))
+    assert m.stop_reason == "decided" and m.wall_s < 0.15  # a fifth would be 200 ms at the least
+    calls = [0]
+
+    def counted():
+        calls[0] += 1
+        time.sleep(0.001)
+
+    seen.clear()
+    m = measure(counted, Budget(100.0, 5, precision=0.0, warmup=0, decided=lambda s: seen.append(calls[0]) or False,
+                                check_from=7, check_step=1, earliest_share=0.0))
+    assert seen[:3] == [7, 8, 9] and m.stop_reason == "budget"  # (the harness passes only undisturbed samples)
+
+
+def test_the_planner_times_its_table_with_its_own_early_stop_share():
+    from explorer.core.errors import InputError
+    from explorer.core.model.report import PLANNER_EARLIEST_SHARE, ModelOptions
+
+    assert ModelOptions().earliest_share == PLANNER_EARLIEST_SHARE < Budget().earliest_share
+    with pytest.raises(InputError, match="early-stop share"):
+        ModelOptions(earliest_share=0).validate()
