@@ -343,7 +343,8 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
                 parts = {"conv touches": gp.conv_touches, "remainder": rem_fn,
                          "remainder touches": gp.remainder_touches, "forward": prep.fn}
                 minus = {"convs": "conv touches", "remainder": "remainder touches"}
-            timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel, parts, minus)
+            timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel, parts, minus,
+                                   mopts.precision)
             if timing is None:
                 return None
             _fill_measured(res, timing.measurement, timing.parts_ms["forward"], timing.attempts)

@@ -114,21 +114,31 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
     return seq, ""
 
 
+# The fewest rounds before the sequence's own stop is asked (each round is a whole forward and more, so a
+# check per round costs nothing beside it; fewer than this and a lucky streak could end the loop)
+CHECK_FROM_ROUNDS = 8
+# The parts a prediction is made of and checked against: their medians must each be this precise to stop
+DECIDING_PARTS = ("remainder", "forward")
+
+
 def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Callable[[], bool],
-                  parts: dict | None = None, minus: dict | None = None) -> SequenceTiming | None:
+                  parts: dict | None = None, minus: dict | None = None,
+                  precision: float | None = None) -> SequenceTiming | None:
     """Rounds under the harness (its interference verdict; a noisy loop measured again, as the runner does):
     each round is one pass over the sequence, each conv clocked, then each of `parts` (name -> callable:
     the mode's stubbed remainder, its forward) clocked once. Interleaved so, the parts of a prediction and
     the measurement it is checked against see the same machine, whatever the host does minute to minute
     (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8c). `minus` maps a
     part (or "convs", the pass) to the part timed in the same round that is taken off it, round by round (the
-    jit graph's touches, model_jit); the pass must then be one site. None if cancelled."""
+    jit graph's touches, model_jit); the pass must then be one site. `precision`: the loop stops as
+    "decided" once the pass's median and each DECIDING_PARTS part's are known that well (median_rel_ci), asked
+    every round from CHECK_FROM_ROUNDS on; a noisy one goes on to the budget. None if cancelled."""
     import time
 
     import numpy as np
     import torch
 
-    from explorer.core.measure.harness import Budget, measure
+    from explorer.core.measure.harness import Budget, measure, median_rel_ci
     from explorer.core.measure.retry import MAX_ATTEMPTS, measure_until_trusted
 
     clock = time.perf_counter_ns
@@ -145,10 +155,23 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
 
     tried: list = []  # (Measurement, its rounds) of each attempt: the kept loop's rounds are read below
 
+    n_sites = len(seq.sites)
+    deciding = [n_sites + i for i, name in enumerate(parts or {}) if name in DECIDING_PARTS]
+
+    def known(_clean) -> bool:
+        """The pass and each deciding part have a median within `precision` (their own rounds, not the sum's)."""
+        got = np.asarray(rec, dtype=np.float64)
+        cols = [got[:, :n_sites].sum(axis=1)] + [got[:, j] for j in deciding]
+        return all(median_rel_ci(c) < precision for c in cols)
+
     def measure_once(_attempt):
         nonlocal rec
         rec = []
-        m = measure(one_round, Budget(budget_ms, min_samples, warmup=0), cancel)
+        if precision is None:
+            b = Budget(budget_ms, min_samples, warmup=0)
+        else:
+            b = Budget(budget_ms, min_samples, warmup=0, decided=known, check_from=CHECK_FROM_ROUNDS, check_step=1)
+        m = measure(one_round, b, cancel)
         tried.append((m, rec))
         return m
 
@@ -160,7 +183,6 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     best, attempt = got
     best_rec = next(r for m, r in tried if m is best)
     rounds = np.asarray(best_rec[: best.n], dtype=np.int64)[best.kept] / 1e6  # the rounds behind its statistics
-    n_sites = len(seq.sites)
     named = {name: rounds[:, n_sites + i] for i, name in enumerate(parts or {})}
     raw = {"convs": rounds[:, :n_sites].sum(axis=1), **named}
     minus = minus or {}

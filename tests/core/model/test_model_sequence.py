@@ -148,3 +148,32 @@ def test_a_conv_fed_a_transposed_view_is_timed_on_an_input_with_the_same_strides
     assert other.sites[0][2].input_tensor.is_contiguous(memory_format=torch.channels_last)
     flat = model_inventory.take_inventory(model_zoo.build("tiny"), torch.randn(1, 3, 16, 16), "tiny")
     assert all(s.input_strides == () for s in flat.sites)  # contiguous inputs record nothing
+
+
+def _jitter(ms, spread):
+    """A call whose time varies by up to `spread` of `ms` from call to call (a noisy part)."""
+    rng = np.random.default_rng(0)
+
+    def fn():
+        end = time.perf_counter_ns() + int(ms * (1 + spread * rng.random()) * 1e6)
+        while time.perf_counter_ns() < end:
+            pass
+    return fn
+
+
+def test_a_sequence_whose_parts_are_known_stops_decided_and_a_noisy_one_runs_to_its_budget():
+    # The planner's modes: rounds stop once the pass and the parts a prediction is made of (remainder,
+    # forward) have a median known to `precision`; main ran every mode's rounds to twice its budget.
+    seq = Sequence("nchw", [(0, "dense", _spin(0.3))])
+    # a forward a little noisy (+-15%): the whole round's median never reaches the harness's own 0.5%
+    steady = {"remainder": _spin(0.3).fn, "forward": _jitter(0.6, 0.3)}
+    t = time_sequence(seq, budget_ms=1500, min_samples=5, cancel=lambda: False, parts=steady, precision=0.02)
+    assert t.measurement.stop_reason == "decided"
+    assert t.measurement.wall_s < 1.0 and t.passes >= 8  # from CHECK_FROM_ROUNDS on, a fifth of the budget
+    # the forward's median all over the place: the loop goes on (the round sum alone would have stopped it)
+    noisy = {"remainder": _spin(0.3).fn, "forward": _jitter(0.3, 3.0)}
+    t = time_sequence(seq, budget_ms=400, min_samples=5, cancel=lambda: False, parts=noisy, precision=0.005)
+    assert t.measurement.stop_reason == "budget"
+    # without a precision the rounds run to the budget as before (other callers)
+    t = time_sequence(seq, budget_ms=300, min_samples=5, cancel=lambda: False, parts=steady)
+    assert t.measurement.stop_reason in ("budget", "converged")
