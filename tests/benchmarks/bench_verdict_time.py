@@ -5,8 +5,9 @@ Runs the real CLI in a fresh process per round and stamps each progress line it 
 phases are read from outside the tool: start -> inventory line (load + inventory), the per-layer table
 (first "[1/N]" to the last layer), the mkldnn_chained rows and the reference layer (last layer -> "mode 1"),
 then each mode (its "mode k/N" line to the next, the last one to exit). With --tree OLD (another checkout,
-e.g. `git worktree add --detach /tmp/old main`) the rounds alternate old / new, so a busy machine weighs on
-both alike. The load average is printed before and after each round.
+e.g. `git worktree add --detach /tmp/old main`) the rounds alternate old / new (this script's checkout), so a
+busy machine weighs on both alike; each run imports its own tree and starts in an empty folder. The load
+average is printed before and after each round.
 
     python tests/benchmarks/bench_verdict_time.py [--nets resnet50,resnet18] [--rounds 2] [--tree /tmp/old]
         [-- extra CLI arguments]
@@ -29,13 +30,18 @@ SITE = ('import sys\nsys.meta_path[:] = [f for f in sys.meta_path if "editable" 
         'getattr(f, "__module__", "") and "editable" not in repr(f)]\n')
 
 
-def tree_env(tree: str | None) -> dict:
+THIS_TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Every run starts in an empty folder: `python -c` puts the current folder first on sys.path, so a run started
+# from a checkout imported that checkout's explorer whatever PYTHONPATH said (old and new were one code).
+NEUTRAL_CWD = tempfile.mkdtemp(prefix="verdict_cwd_")
+
+
+def tree_env(tree: str) -> dict:
     env = dict(os.environ)
-    if tree:
-        site = tempfile.mkdtemp(prefix="verdict_site_")
-        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
-            f.write(SITE)
-        env["PYTHONPATH"] = os.pathsep.join([site, tree])
+    site = tempfile.mkdtemp(prefix="verdict_site_")
+    with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+        f.write(SITE)
+    env["PYTHONPATH"] = os.pathsep.join([site, tree])
     return env
 
 
@@ -45,7 +51,7 @@ def one_round(net: str, extra: list[str], env: dict) -> dict:
            "sys.exit(main())", "model", net, *extra]
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=NEUTRAL_CWD)
     stamps: list[tuple[float, str]] = []
     for line in p.stderr:
         stamps.append((time.perf_counter() - t0, line.rstrip()))
@@ -79,7 +85,8 @@ def main() -> int:
     ap.add_argument("--show-out", action="store_true")
     args, extra = ap.parse_known_args()
     extra = [a for a in extra if a != "--"]
-    trees = [("old", tree_env(args.tree)), ("new", tree_env(None))] if args.tree else [("this", tree_env(None))]
+    this = tree_env(THIS_TREE)  # the checkout this script is in, not whatever the venv installed
+    trees = [("old", tree_env(os.path.abspath(args.tree))), ("new", this)] if args.tree else [("this", this)]
     for net in args.nets.split(","):
         for k in range(args.rounds):
             for label, env in trees:
