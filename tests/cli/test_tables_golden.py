@@ -173,7 +173,7 @@ class Fakes:
     def peak(*args, **kwargs):
         return None
 
-    def time_sequence(self, seq, budget_ms, min_samples, cancel, parts=None, minus=None):
+    def time_sequence(self, seq, budget_ms, min_samples, cancel, parts=None, minus=None, precision=None):
         """model_sequence.time_sequence's result, every column fixed by (mode, site, path, part)."""
         cols = [samples_ns(f"{path} site{k} {seq.mode}") / 1e6 for k, (_, path, _) in enumerate(seq.sites)]
         pooled: dict = {}

@@ -36,9 +36,9 @@ def first_path_quick(monkeypatch):
     monkeypatch.setattr(measure, "IN_CHILD", False)  # the patch below must reach the timing loop
     calls = []
 
-    def budget(budget_ms, min_samples, precision, warmup=1, decided=None):
+    def budget(budget_ms, min_samples, precision, **kwargs):  # warmup, decided, earliest_share: the runner's own
         calls.append(budget_ms)
-        return harness.Budget(60.0 if len(calls) == 1 else 120_000.0, min_samples, 0.0, warmup=warmup, decided=decided)
+        return harness.Budget(60.0 if len(calls) == 1 else 120_000.0, min_samples, 0.0, **kwargs)
 
     monkeypatch.setattr(runner, "Budget", budget)
     return calls
