@@ -41,8 +41,6 @@ def cluster():
 def _ready(client):
     """The two workers, once both offer `measure`: a worker an earlier test restarted can be listed before its
     resources are (seen once in CI's SSE41 phase: the CLI then found no measuring worker)."""
-    import time
-
     client.wait_for_workers(2, timeout=180)  # a loaded machine starts a worker slowly
     deadline = time.monotonic() + 180
     while True:
