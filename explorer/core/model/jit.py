@@ -40,6 +40,8 @@ class GraphParts:
     remainder: Callable[[], object]  # the graph without its conv and conversion nodes, on their real outputs (touched)
     remainder_touches: Callable[[], object]  # the touches of those outputs alone: subtracted from remainder
     n_convs: int
+    conversions_twice: Callable[[], object] | None = None  # the graph with each conversion run twice; None: it has none
+    n_conversions: int = 0
 
 
 def _cut(graph) -> list:
@@ -225,6 +227,46 @@ def _keep_cut_inputs_live(graph, nodes: list) -> bool:
     return True
 
 
+def _conversions_twice(frozen, inputs: list):
+    """The frozen graph with a twin after each conversion node (reading the same input, its output read once and
+    freed), and the number of twins; (None, 0) without conversions. What it takes longer than the forward is what
+    the conversions cost inside the graph, each on what the node before has just written. On MobileNetV3 mb8 the
+    profiler's per-node times (and a pass of the conversions alone, touched as the convs) summed to 5-6 ms where
+    the twins added 0.8, and the prediction read 1.14x the forward (BENCHMARKS §18)."""
+    import torch
+
+    g = frozen.graph.copy()
+    flags = []
+    for node, inp in zip(_cut(g), inputs):
+        if node.kind() not in CONVERSION_KINDS:
+            continue
+        twin = g.createClone(node, lambda v: v)
+        twin.insertAfter(node)
+        # one argument spelled out (the value it defaults to), so the executor's CSE does not merge the twins
+        args = list(node.inputs())
+        with g.insert_point_guard(twin):
+            if args[1].node().kind() == "prim::Constant" and args[1].type().kind() == "NoneType":
+                twin.replaceInput(1, g.insertConstant(inp.dtype))
+            elif len(args) > 2 and args[2].type().kind() == "NoneType":  # to_dense's masked_grad
+                twin.replaceInput(2, g.insertConstant(False))
+            else:
+                raise ValueError(f"a {node.kind()} node has no default argument to spell out: it cannot be twinned")
+        flag = g.create("prim::is_mkldnn", [twin.output()])
+        flag.output().setType(torch._C.BoolType.get())
+        flag.insertAfter(twin)
+        flags.append(flag.output())
+    if not flags:
+        return None, 0
+    ret = g.return_node()
+    old = list(ret.inputs())
+    with g.insert_point_guard(ret):
+        tup = g.insertNode(_tuple_of(g, old + flags))
+    for i in reversed(range(len(old))):
+        ret.removeInput(i)
+    ret.addInput(tup.output())
+    return _function(g, "conversions_twice"), len(flags)
+
+
 def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     """Both parts of a frozen, optimized module, with their touches (touch=False: the parts cold, nothing to
     take off; for bench_model_order). `x` is its input, or a tuple of its positional inputs. Raises when its
@@ -251,7 +293,18 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     rem = _function(g, "remainder")
     call = (lambda: rem(*args, *outputs)[0]) if wrapped else (lambda: rem(*args, *outputs))
     parts = GraphParts(convs, _touches(conv_touched), call, _touches(touched), n)
+    try:
+        twice, n_twins = _conversions_twice(frozen, inputs)
+    except Exception:  # noqa: BLE001 - a graph whose conversions cannot be twinned: the profiler times them
+        twice, n_twins = None, 0
+    if twice is not None:
+        parts.conversions_twice, parts.n_conversions = (lambda: twice(*args)), n_twins
     with torch.no_grad():  # each part once, here: one that cannot run (an in-place touch refused) falls back now
         for fn in (parts.convs, parts.conv_touches, parts.remainder, parts.remainder_touches):
             fn()
+        if parts.conversions_twice is not None:
+            try:
+                parts.conversions_twice()
+            except Exception:  # noqa: BLE001 - as above: the profiler's figure instead
+                parts.conversions_twice, parts.n_conversions = None, 0
     return parts

@@ -34,6 +34,9 @@ from explorer.core.model.sequence import strided_input
 from explorer.core.model.surgery import Float64Reference, copy_model, dense_output
 
 
+# how jit_mkldnn's conversions are timed when the graph's twins cannot be (model.modes)
+PROFILED_CONVERSIONS = "the graph's to_mkldnn/to_dense nodes (profiler)"
+
 def iter_model(
     model: str,
     input_shape: tuple | str | None = None,
@@ -258,7 +261,7 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
                             "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
                             "each part reads its inputs hot, as inside the graph (each touched just before its "
                             "first use, the touches timed alone and taken off); "
-                            "conversions: the graph's to_mkldnn/to_dense nodes (profiler)")
+                            f"conversions: {res.conversion_source or PROFILED_CONVERSIONS}")
         return
     stubbed = [s for s in inv.sites if s.stubbable]
     notes = [f"convs: timed in model order, each of the {_counted(inv, stubbed)} with its own tensors and the others in "

@@ -119,6 +119,7 @@ class ModeResult:
     graph_convs: int | None = None  # jit_mkldnn: conv nodes of the frozen graph its prediction ran (model_jit)
     graph_cut_error: str = ""  # jit_mkldnn: why its graph could not be cut into parts
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
+    conversion_source: str = ""  # how conversion_ms was timed, when not the mode's default way
     remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
     remainder_quality: str = ""
     # the convs' time inside this mode's own forward (model_inplace): beside conv_ms it shows whether the

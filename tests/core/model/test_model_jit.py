@@ -159,3 +159,40 @@ def test_the_dense_ops_before_a_conversion_stay_in_the_remainder():
     assert "aten::layer_norm" in ran and ({"aten::linear", "aten::matmul", "aten::addmm", "aten::mm"} & ran)
     with torch.no_grad():
         assert torch.allclose(out, frozen(x))
+
+
+def _conversions_run(fn) -> int:
+    from torch.profiler import profile
+
+    with torch.no_grad(), profile() as prof:
+        fn()
+    return sum(1 for e in prof.events() if e.name in ("aten::to_dense", "aten::to_mkldnn"))
+
+
+def test_the_conversions_are_timed_as_what_a_twin_of_each_adds_to_the_forward():
+    # a dense op between two MKLDNN convs: the frozen graph converts out of and back into the blocked layout
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.Hardswish(), nn.Conv2d(8, 8, 1), nn.Sigmoid())
+    x = torch.randn(1, 3, 16, 16)
+    frozen = _frozen(net, x)
+    in_forward = _conversions_run(lambda: frozen(x))
+    assert in_forward >= 2
+    parts = cut_graph(frozen, x)
+    assert parts.conversions_twice is not None and parts.n_conversions == in_forward
+    with torch.no_grad():
+        got = parts.conversions_twice()
+        want = frozen(x)
+    assert torch.allclose(got[0], want, atol=1e-6)  # the forward's own output, the twins' read beside it
+    assert len(got) == 1 + in_forward
+    # each twin really runs: the executor's CSE would merge a twin spelled as its original
+    assert _conversions_run(parts.conversions_twice) == 2 * in_forward
+
+
+def test_a_graph_without_conversions_has_no_twins():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 1))
+    x = torch.randn(1, 3, 16, 16)
+    frozen = _frozen(net, x)
+    parts = cut_graph(frozen, x)
+    n = _conversions_run(lambda: frozen(x))
+    assert parts.n_conversions == n and (parts.conversions_twice is None) == (n == 0)
