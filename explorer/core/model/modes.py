@@ -257,6 +257,25 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
 # jit_mkldnn's part in the interleaved rounds: the graph with each conversion node run twice (model.jit)
 TWINS = "conversions twice"
+# ... timed only where the profiler puts the conversions at this share of a forward or more: below it, the
+# profiler's overstatement moves the prediction less than that, and twins would cost ResNet-50 (3 conversion
+# nodes) a fifth more of its mode's time for nothing (BENCHMARKS §18)
+TWINS_FROM_SHARE = 0.02
+
+
+def _conversions_matter(prep: PreparedMode, res: ModeResult) -> bool:
+    """Profile the conversions once (res.conversion_ms, the fallback figure) and say whether they reach
+    TWINS_FROM_SHARE of one forward."""
+    import time
+
+    import torch
+
+    with torch.no_grad():
+        res.conversion_ms, _ = _measure_conversions(prep, 0.0, lambda: False)
+        t0 = time.perf_counter()
+        prep.fn()
+        forward_ms = (time.perf_counter() - t0) * 1e3
+    return res.conversion_ms is not None and res.conversion_ms >= TWINS_FROM_SHARE * forward_ms
 
 
 def _graph_conversion_ms(frozen, args: tuple, runs: int = 5) -> float:
@@ -347,8 +366,8 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
                 parts = {"conv touches": gp.conv_touches, "remainder": rem_fn,
                          "remainder touches": gp.remainder_touches, "forward": prep.fn}
                 minus = {"convs": "conv touches", "remainder": "remainder touches"}
-                if gp.conversions_twice is not None:  # the conversions: what their twins add to the forward
-                    parts[TWINS] = gp.conversions_twice
+                if gp.conversions_twice is not None and _conversions_matter(prep, res):
+                    parts[TWINS] = gp.conversions_twice  # the conversions: what their twins add to the forward
                     minus[TWINS] = "forward"
             timing = time_sequence(seq, 2 * mopts.mode_budget_ms, mopts.min_samples, cancel, parts, minus,
                                    mopts.precision)
@@ -377,7 +396,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             _int8_parts(res, prep, inv, mopts, cancel)
         elif mopts.predict and not cancel():
             res.convs_in_model_ms, res.convs_in_model_note = _convs_in_model(prep, mode)
-            if not res.conversion_source:  # not timed in the rounds above
+            if res.conversion_ms is None:  # neither timed in the rounds above nor profiled before them
                 with torch.no_grad():
                     res.conversion_ms, conv_q = _measure_conversions(prep, max(50.0, mopts.mode_budget_ms / 10), cancel)
                 if conv_q == "noisy" and res.remainder_ms is not None:
