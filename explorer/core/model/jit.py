@@ -205,6 +205,17 @@ def _touch_before_first_use(graph, value, blocked: bool) -> bool:
     return True
 
 
+def _return_beside(graph, values: list) -> None:
+    """Make the graph return one tuple: what it returned, then `values` (so the nodes computing them stay live)."""
+    ret = graph.return_node()
+    old = list(ret.inputs())
+    with graph.insert_point_guard(ret):
+        tup = graph.insertNode(_tuple_of(graph, old + values))
+    for i in reversed(range(len(old))):
+        ret.removeInput(i)
+    ret.addInput(tup.output())
+
+
 def _keep_cut_inputs_live(graph, nodes: list) -> bool:
     """Return, beside the graph's output, every value a cut node reads that a kept node computes: once the cut
     node's output is fed, its input would otherwise be dead code, and the dense ops before a to_mkldnn (ConvNeXt's
@@ -217,13 +228,7 @@ def _keep_cut_inputs_live(graph, nodes: list) -> bool:
             live.append(v)
     if not live:
         return False
-    ret = graph.return_node()
-    old = list(ret.inputs())
-    with graph.insert_point_guard(ret):
-        tup = graph.insertNode(_tuple_of(graph, old + live))
-    for i in reversed(range(len(old))):
-        ret.removeInput(i)
-    ret.addInput(tup.output())
+    _return_beside(graph, live)
     return True
 
 
@@ -257,13 +262,7 @@ def _conversions_twice(frozen, inputs: list):
         flags.append(flag.output())
     if not flags:
         return None, 0
-    ret = g.return_node()
-    old = list(ret.inputs())
-    with g.insert_point_guard(ret):
-        tup = g.insertNode(_tuple_of(g, old + flags))
-    for i in reversed(range(len(old))):
-        ret.removeInput(i)
-    ret.addInput(tup.output())
+    _return_beside(g, flags)
     return _function(g, "conversions_twice"), len(flags)
 
 

@@ -37,6 +37,7 @@ from explorer.core.model.surgery import Float64Reference, copy_model, dense_outp
 # how jit_mkldnn's conversions are timed when the graph's twins cannot be (model.modes)
 PROFILED_CONVERSIONS = "the graph's to_mkldnn/to_dense nodes (profiler)"
 
+
 def iter_model(
     model: str,
     input_shape: tuple | str | None = None,
