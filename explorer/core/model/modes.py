@@ -16,6 +16,7 @@ from explorer.core.model.report import BF16_MODES, ModelOptions, ModeResult, mod
 from explorer.core.model.sequence import build_sequence, time_sequence
 from explorer.core.model.surgery import (
     Float64Reference,
+    Stubbed,
     as_right_as_the_model,
     compare_outputs,
     copy_model,
@@ -27,7 +28,7 @@ from explorer.core.model.surgery import (
     output_mismatch,
     own_forward,
     quiet_stderr,
-    stub_convs,
+    stubbed_forward,
     where_failed,
     wrong_output,
 )
@@ -157,8 +158,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
         def rem():
             m2 = copy_model(model)
-            n = stub_convs(m2, lambda: inp.call(m2))
-            return (lambda: inp.call(m2)) if n else None
+            return stubbed_forward(m2, lambda: inp.call(m2))
 
         return PreparedMode(lambda: inp.call(m), m, rem)
     if mode == "channels_last":
@@ -169,8 +169,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
         def rem():
             m2 = copy_model(model).to(memory_format=fmt)
-            n = stub_convs(m2, lambda: xc.call(m2))
-            return (lambda: xc.call(m2)) if n else None
+            return stubbed_forward(m2, lambda: xc.call(m2))
 
         convert = [("input to channels_last", lambda: inp.to_memory_format(fmt))] if any(t.dim() == rank for t in inp.tensors()) else []
         return PreparedMode(lambda: inp.to_memory_format(fmt).call(m), m, rem, convert)
@@ -188,8 +187,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
 
         def rem():
             m2 = torch.utils.mkldnn.to_mkldnn(copy_model(src), dt)
-            n = stub_convs(m2, lambda: xm.call(m2))
-            return (lambda: xm.call(m2)) if n else None
+            return stubbed_forward(m2, lambda: xm.call(m2))
 
         convs = [("input x.to_mkldnn()", lambda: inp.map(lambda t: t.to_mkldnn()))]
         convs += [(f"output {i} .to_dense()", (lambda t=t: t.to_dense())) for i, t in enumerate(outs)]
@@ -231,8 +229,7 @@ def prepare_mode(mode: str, model, x, dtype, conv_dims=None, f32_model=None) -> 
             m2 = torch.utils.mkldnn.to_mkldnn(folded, dt)
             xm = inp.map(lambda t: t.to_mkldnn())
             make_mkldnn_runnable(m2, lambda: xm.call(m2))
-            n = stub_convs(m2, lambda: xm.call(m2))
-            return (lambda: xm.call(m2)) if n else None
+            return stubbed_forward(m2, lambda: xm.call(m2))
 
         pm.remainder = rem
         return pm
@@ -361,6 +358,9 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
         if seq is not None:
             # the forward, its remainder and its convs in model order, interleaved round by round
             parts, minus = {"remainder": rem_fn, "forward": prep.fn}, None
+            if isinstance(rem_fn, Stubbed):  # its stubs' outputs read hot: the touches alone, taken off it
+                parts = {"remainder": rem_fn, "remainder touches": rem_fn.touches, "forward": prep.fn}
+                minus = {"remainder": "remainder touches"}
             gp = prep.graph_parts
             if gp is not None:  # the graph's own parts (seq is its conv pass): each part's touches, taken off it
                 parts = {"conv touches": gp.conv_touches, "remainder": rem_fn,
@@ -389,9 +389,12 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             if rem_fn is not None:
                 with torch.no_grad():
                     got = timed(rem_fn, mopts.mode_budget_ms, cancel, mopts.min_samples)
-                if got is None:
+                    touched = (timed(rem_fn.touches, mopts.mode_budget_ms / 10, cancel, mopts.min_samples)
+                               if got is not None and isinstance(rem_fn, Stubbed) else None)
+                if got is None or (isinstance(rem_fn, Stubbed) and touched is None):
                     return None
-                res.remainder_ms, res.remainder_quality = got[0].median_ms, got[0].quality
+                touches_ms = touched[0].median_ms if touched is not None else 0.0
+                res.remainder_ms, res.remainder_quality = max(got[0].median_ms - touches_ms, 0.0), got[0].quality
         if mode == "int8" and mopts.predict and not cancel():
             _int8_parts(res, prep, inv, mopts, cancel)
         elif mopts.predict and not cancel():

@@ -51,7 +51,7 @@ def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
     model under the same autocast."""
     import torch
 
-    from explorer.core.model.surgery import copy_model, stub_convs
+    from explorer.core.model.surgery import copy_model, stubbed_forward
 
     def laid_out(mod):
         return mod if fmt is None else mod.to(memory_format=fmt)
@@ -73,7 +73,7 @@ def prepare_autocast(model, inp, dtype: str, fmt) -> dict:
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 return xc.call(m2)
 
-        return stubbed if stub_convs(m2, stubbed) else None
+        return stubbed_forward(m2, stubbed)
 
     bf16_plan = dtype == "bf16"
     if fmt is None:
