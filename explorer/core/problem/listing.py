@@ -62,6 +62,16 @@ def spec_facts(s: ConvSpec) -> dict:
     }
 
 
+def honoured_words(s: ConvSpec) -> str:
+    """The line's honoured words beyond the shape, short, for a table's problem cell: 'BWD_D', 'bf16 relu',
+    'u8s8u8 scales=src:common:0.5'; '' for the plain f32 forward conv."""
+    out = [s.direction] if s.backward else []
+    out += [s.dtype] if s.dtype != "f32" else []
+    out += [w for w in (s.post_ops, s.io_tag) if w]
+    out += [f"{k}={getattr(s, k)}" for k in ("scales", "zero_points") if getattr(s, k)]
+    return " ".join(out)
+
+
 def _words(f: dict) -> str:
     """What the line asks beyond the shape, as the row's columns will say it: every honoured word shown."""
     out = []
