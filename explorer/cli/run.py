@@ -48,6 +48,10 @@ def cmd_run(args) -> int:
     opts = run_options(args)
     check_memory(spec, opts.paths)  # refuse before printing anything: one line, exit 2
     sink = CsvSink(check_writable(args.csv, overwrite=args.force) if args.csv else None)
+    if args.verify:  # its scripts' folder refused now, not after every path was measured
+        from explorer.core.process.verify import check_folder
+
+        check_folder(args.csv)
     timeline = open_timeline(args)
     # The window's session model: every event goes through its apply, and the table prints from its rows.
     session = SessionState(spec, {"paths": list(opts.paths), "threads": opts.threads, "budget_ms": opts.budget_ms,

@@ -263,12 +263,15 @@ def cmd_batch(args) -> int:
         for line in batch.refused_lines():  # every refusal before any work, and again at the end
             print(clip_long(line), file=sys.stderr)
 
+    from explorer.core.problem.listing import honoured_words
+
     def label_of(point, cols=False):
         name = point.spec.name if point.spec is not None else ""
         desc = point.spec.desc if point.spec is not None else point.text
-        if cols:
-            return (str(point.line), name or "-", desc)
-        return f"line {point.line}: {name or desc}"
+        words = honoured_words(point.spec) if point.spec is not None else ""
+        if cols:  # a line's --dir, --dt, post-ops, tags: two lines of one shape are told apart in the table
+            return (str(point.line), name or "-", f"{desc} {words}" if words else desc)
+        return f"line {point.line}: {name or desc}" + (f" ({words})" if words else "")
 
     _note_plan(plan, args)
     if args.cluster:

@@ -71,3 +71,18 @@ def test_every_line_of_the_benchdnn_inputs_is_honoured_or_refused_by_name():
             assert all(not option_refusal(w) for w in opts), (f, line)  # nothing it kept is dropped
             assert spec.validate(sizes=False) is spec
     assert lines > 0
+
+
+def test_a_batch_table_tells_apart_lines_of_one_shape_by_their_words(tmp_path, monkeypatch, capsys):
+    """A batch of one shape under --dir=BWD_D, a relu post-op and --dt=bf16 printed three identical problem
+    cells (the CSV had the columns, the table and the progress lines did not): each is named now."""
+    monkeypatch.setenv("MKLDNN_EXPLORER_IN_PROCESS", "1")
+    monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(tmp_path / "cache"))
+    f = tmp_path / "b.txt"
+    f.write_text(f"{DESC}\n--dir=BWD_D\n{DESC}\n--reset\n--attr-post-ops=relu\n{DESC}\n--reset\n--dt=bf16 {DESC}\n")
+    assert main(["batch", str(f), "--paths", "dense", "--budget-ms", "5", "--threads", "1", "--no-trace"]) == 0
+    out, err = capsys.readouterr()
+    cells = {line.split()[0]: line.split()[3] if line.split()[3] != "dense" else "" for line in out.splitlines()
+             if line[:1].isdigit() and " dense " in line}
+    assert cells == {"1": "", "3": "BWD_D", "6": "relu", "8": "bf16"}, out
+    assert "line 3: mb1ic8ih8oc8oh8kh3ph1 (BWD_D)" in err

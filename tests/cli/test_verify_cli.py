@@ -132,3 +132,50 @@ def test_a_file_where_the_scripts_folder_should_be_is_one_sentence(fake_script, 
     assert code == 2
     assert "Traceback" not in err and "r-verify" in err
     assert (tmp_path / "r-verify").read_text() == "in the way\n"
+
+
+@pytest.mark.parametrize("with_csv", [False, True])
+def test_a_scripts_folder_that_cannot_be_written_is_refused_before_any_work(fake_script, monkeypatch, tmp_path,
+                                                                           capsys, with_csv):
+    """A read-only cache folder (no --csv) was found only after every path was measured (and --json lost the
+    rows), and its sentence said to choose another --csv folder although no --csv was given. Now the folder
+    is checked first and the sentence names what moves it. A file where a folder should be stands in for a
+    read-only folder here: root writes through chmod."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x\n")
+    if with_csv:
+        args = ["--csv", str(blocker / "r.csv")]  # the CSV's own check refuses first: its folder is a file
+    else:
+        monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(blocker / "cache"))
+        args = ["--json"]
+    code = main(["run", *TINY, "--verify", *args])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    assert "fresh script:" not in err and "[1/" not in err and out == ""  # nothing measured
+    assert len(err.strip().splitlines()) == 1
+    if not with_csv:
+        assert "MKLDNN_EXPLORER_CACHE" in err and "--csv" in err and str(blocker) in err
+
+
+def test_a_read_only_cache_folder_is_refused_before_any_work(fake_script, monkeypatch, tmp_path, capsys):
+    """The same with the folder's access refused (what a read-only mount says); checked through os.access,
+    as root passes chmod."""
+    import os
+
+    cache = tmp_path / "ro-cache"
+    cache.mkdir()
+    monkeypatch.setenv("MKLDNN_EXPLORER_CACHE", str(cache))
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **k: False if str(p) == str(cache) else real(p, mode, **k))
+    real_open = os.open
+
+    def ro_open(p, flags, *a, **k):
+        if str(p).startswith(str(cache)) and flags & os.O_CREAT:
+            raise OSError(30, "Read-only file system")
+        return real_open(p, flags, *a, **k)
+
+    monkeypatch.setattr(os, "open", ro_open)
+    code = main(["run", *TINY, "--verify"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Read-only file system" in err and "MKLDNN_EXPLORER_CACHE" in err
+    assert "fresh script:" not in err and "[1/" not in err

@@ -54,7 +54,33 @@ def spec_facts(s: ConvSpec) -> dict:
         "dtype": s.dtype,
         "bias": s.bias,
         "direction": s.direction,
+        # the line's other honoured words, as the row's columns name them (empty: not on the line)
+        "post_ops": s.post_ops,
+        "io_tag": s.io_tag,
+        "scales": s.scales,
+        "zero_points": s.zero_points,
     }
+
+
+def honoured_words(s: ConvSpec) -> str:
+    """The line's honoured words beyond the shape, short, for a table's problem cell: 'BWD_D', 'bf16 relu',
+    'u8s8u8 scales=src:common:0.5'; '' for the plain f32 forward conv."""
+    out = [s.direction] if s.backward else []
+    out += [s.dtype] if s.dtype != "f32" else []
+    out += [w for w in (s.post_ops, s.io_tag) if w]
+    out += [f"{k}={getattr(s, k)}" for k in ("scales", "zero_points") if getattr(s, k)]
+    return " ".join(out)
+
+
+def _words(f: dict) -> str:
+    """What the line asks beyond the shape, as the row's columns will say it: every honoured word shown."""
+    out = []
+    if f["dtype"] != "f32":
+        out.append(f"dtype {f['dtype']}")
+    for key in ("post_ops", "io_tag", "scales", "zero_points"):
+        if f[key]:
+            out.append(f"{key} {f[key]}")
+    return "".join(f"  {w}" for w in out)
 
 
 def list_batch(batch: Batch) -> list[Entry]:
@@ -87,7 +113,7 @@ def format_entry(e: Entry) -> str:
         pads += f" right {_x(f['pad_r'])}"
     return (f"{where}  {e.spec.descriptor()}  {e.spec.ndims - 2}-D {f['dims']}  in {_x(f['input'])}"
             f"  k {_x(f['kernel'])}  s {_x(f['stride'])}  {pads}  out {_x(f['output'])}  {ops}"
-            + (f"  {f['direction']} (the backward alone)" if e.spec.backward else ""))
+            + (f"  {f['direction']} (the backward alone)" if e.spec.backward else "") + _words(f))
 
 
 def summary(entries: list[Entry]) -> dict:

@@ -173,7 +173,7 @@ def write_script(res: Result, folder: str | os.PathLike, min_run_time: float = 0
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot make the fresh scripts' folder {folder}: "
-                         f"{exc.strerror or exc}; choose another --csv folder or remove what is there.",
+                         f"{exc.strerror or exc}; choose another folder or remove what is there.",
                          "verify") from None
     path = folder / script_name(res)
     if path.exists() or path.is_symlink():
@@ -310,6 +310,36 @@ def check(res: Result, folder: str | os.PathLike, min_run_time: float = 0.5, pyt
 
 def apply(res: Result, v: Verified) -> None:
     res.verify_median_ms, res.verify_ratio, res.verify_script, res.verify_note = v.median_ms, v.ratio, v.script, v.note
+
+
+def check_folder(csv_path: str | None) -> Path:
+    """The scripts' folder of a run (default_folder), refused before any work when it cannot be made or
+    written (read-only, a file in its place): one sentence naming the folder and what moves it. The folder
+    is not made here: a run that fails first leaves nothing behind."""
+    folder = default_folder(csv_path)
+    if csv_path:
+        how = "give --csv in a writable folder (the scripts go next to the CSV) or remove what is there"
+    else:
+        how = ("it is the cache folder's (MKLDNN_EXPLORER_CACHE, else ~/.cache/mkldnn-explorer): set "
+               "MKLDNN_EXPLORER_CACHE to a writable folder, or give --csv (the scripts then go next to the CSV)")
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    why = ""
+    if probe.is_symlink() or not probe.is_dir():
+        why = "a file is in the way" if probe == folder else f"{probe} is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        import errno
+
+        try:  # say why as the system does: read-only file system, permission denied
+            os.close(os.open(probe / f".verify-probe-{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe / f".verify-probe-{os.getpid()}")
+        except OSError as exc:
+            why = exc.strerror or os.strerror(exc.errno or errno.EACCES)
+        # else: the system lets this process write there (an ACL access() does not see): go on
+    if why:
+        raise InputError(f"cannot write the fresh scripts' folder {folder} ({why}); {how}.", "verify")
+    return folder
 
 
 def default_folder(csv_path: str | None) -> Path:

@@ -329,6 +329,38 @@ def whole_rows_text(path: str | os.PathLike, notes: list[str] | None = None) -> 
     return text[:cut + 1]
 
 
+# The largest magnitude a number read from a file may have (2**53, about 9.0e15: every whole number up to it is
+# exact in a double and in JSON). No figure this tool writes comes near it (a conv's op count, its bytes, a time
+# in ms); a hand-edited 1e308 or 10**30 once reached the window, where a chart's range overflowed to inf and a
+# table cell's int64 overflowed in every paint.
+MAX_FILE_NUMBER = 2 ** 53
+
+
+def cell_number(k: str, v):
+    """A numeric column's value as read from a file (a number, numeric text, '' or None): (value, refusal). The
+    refusal ('' when the value is fine) is the end of a sentence naming what is wrong with it."""
+    if v is None or v == "":
+        return None, ""
+    if isinstance(v, bool):
+        return v, "not a number"
+    try:
+        if isinstance(v, str):
+            v = float(v) if k not in INT_COLUMNS else int(float(v))
+        elif k in INT_COLUMNS and isinstance(v, float):
+            v = int(v)
+    except (ValueError, OverflowError):
+        return v, "not a number" if not isinstance(v, str) or "inf" not in v.lower() else "not a finite number"
+    if not isinstance(v, (int, float)):
+        return v, "not a number"
+    if isinstance(v, float) and not math.isfinite(v):
+        return v, "not a finite number"
+    if abs(v) > MAX_FILE_NUMBER:
+        return v, f"beyond {MAX_FILE_NUMBER:.2g} in size, no figure this tool writes"
+    if k in POSITIVE_COLUMNS and v <= 0:
+        return v, "a time must be above 0"
+    return v, ""
+
+
 def read_csv(path: str | os.PathLike, notes: list[str] | None = None) -> list[dict]:
     """Read a results CSV (ours, from any machine). Numbers are converted; a bad file names its line; a torn
     last line is dropped (whole_rows_text: said in `notes`, or else on stderr)."""
@@ -361,6 +393,9 @@ def read_csv(path: str | os.PathLike, notes: list[str] | None = None) -> list[di
             if isinstance(row[k], float) and not math.isfinite(row[k]):
                 raise InputError(f"{str(p)!r} line {lineno}: column {k} holds {_clip(v)!r}, not a finite number.",
                                  "csv")
+            if isinstance(row[k], (int, float)) and abs(row[k]) > MAX_FILE_NUMBER:
+                raise InputError(f"{str(p)!r} line {lineno}: column {k} holds {_clip(v)!r}, beyond "
+                                 f"{MAX_FILE_NUMBER:.2g} in size, no figure this tool writes.", "csv")
             if k in POSITIVE_COLUMNS and row[k] <= 0:
                 raise InputError(f"{str(p)!r} line {lineno}: column {k} holds {_clip(v)!r}; a time must be above 0.",
                                  "csv")

@@ -186,6 +186,15 @@ def spec_from_row(row: dict) -> ConvSpec:
                     post_ops=row.get("post_ops") or "", io_tag=row.get("io_tag") or "")  # older CSVs have no column: the plain conv
 
 
+def _placeable(gflops) -> bool:
+    """A GFLOP/s a log-log chart can place: a finite number above 0 (a negative one from a hand-edited file
+    gave the chart a NaN, and the window crashed drawing it)."""
+    try:
+        return math.isfinite(float(gflops)) and float(gflops) > 0
+    except (TypeError, ValueError):
+        return False
+
+
 def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:
     """Points (ok results with GFLOP/s) and ceilings for a roofline chart.
 
@@ -202,12 +211,12 @@ def roofline(results, peak=None, bytes_mode: str = "logical") -> Roofline:
     points = []
     for r in results:
         if isinstance(r, dict):
-            if r.get("status") != "ok" or not r.get("gflops") or r.get("mb") is None:
+            if r.get("status") != "ok" or not _placeable(r.get("gflops")) or r.get("mb") is None:
                 continue
             spec, path, threads, vary, gflops = spec_from_row(r), r.get("path") or "", r.get("threads"), r.get("vary") or "", float(r["gflops"])
             noisy = row_is_noisy(r)
         else:
-            if r.status != "ok" or not r.gflops:
+            if r.status != "ok" or not _placeable(r.gflops):
                 continue
             spec, path, threads, vary, gflops = r.spec, r.path, r.threads, r.vary, float(r.gflops)
             noisy = (getattr(r, "quality", "") or "") == "noisy"

@@ -97,17 +97,13 @@ def _f(v) -> float | None:
     return None if math.isnan(v) else v
 
 
-_INT_COLS = {"bias", "mb", "g", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw",
-             "threads", "samples", "input_bytes", "weight_bytes", "output_bytes", "ops", "reorder_count"}
-_FLOAT_COLS = {"median_ms", "iqr_ms", "min_ms", "mean_ms", "gflops", "max_abs_err", "p25_ms", "p75_ms", "budget_ms",
-               "pct_peak", "trace_conv_ms", "trace_reorder_ms"}
-
-
 def result_row(r) -> dict:
     """A Result as read_csv would return its row (numbers as numbers): what compare_rows expects."""
     if isinstance(r, dict):
         return r
-    ints, floats = _INT_COLS, _FLOAT_COLS
+    from explorer.core.report.results import FLOAT_COLUMNS as floats
+    from explorer.core.report.results import INT_COLUMNS as ints  # the one list (a copy here missed 29 columns)
+
     out = {}
     for k, v in r.row().items():
         if v == "":

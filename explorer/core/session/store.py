@@ -26,11 +26,13 @@ from explorer.core.report.results import (
     CSV_COLUMNS,
     FLOAT_COLUMNS,
     INT_COLUMNS,
+    MAX_FILE_NUMBER,
     POSITIVE_COLUMNS,
     STATUSES,
     VIEW_ONLY_FIELDS,
     Result,
     atomic_write_text,
+    cell_number,
 )
 
 FORMAT = "mkldnn-explorer-session"
@@ -118,8 +120,9 @@ def result_from_dict(d: dict, where: str) -> Result:
     if not isinstance(path, str) or not path:
         raise InputError(f"{where} has no 'path' string.", "session")
     threads = d.get("threads")
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        raise InputError(f"{where}.threads must be a whole number, got {threads!r}.", "session")
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= MAX_THREADS:
+        raise InputError(f"{where}.threads must be a whole number from 0 to {MAX_THREADS}, got {str(threads)[:40]}.",
+                         "session")
     r = Result(spec=spec, path=path, threads=threads)
     for f in _RESULT_FIELDS:
         if f not in d or d[f] is None:
@@ -129,22 +132,24 @@ def result_from_dict(d: dict, where: str) -> Result:
             if not isinstance(v, str):
                 raise InputError(f"{where}.{f} must be text, got {v!r}.", "session")
         elif f in INT_COLUMNS or f == "samples":
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise InputError(f"{where}.{f} must be a whole number, got {v!r}.", "session")
+            if not isinstance(v, int) or isinstance(v, bool) or abs(v) > MAX_FILE_NUMBER:
+                raise InputError(f"{where}.{f} must be a whole number of at most {MAX_FILE_NUMBER:.2g}, "
+                                 f"got {str(v)[:40]}.", "session")
         elif f in FLOAT_COLUMNS:
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 raise InputError(f"{where}.{f} must be a number, got {str(v)[:40]!r}.", "session")
             v = float(v)
-            if not math.isfinite(v) or (f in POSITIVE_COLUMNS and v <= 0):
+            if not math.isfinite(v) or abs(v) > MAX_FILE_NUMBER or (f in POSITIVE_COLUMNS and v <= 0):
                 raise InputError(f"{where}.{f} must be a finite number" + (" above 0" if f in POSITIVE_COLUMNS else "")
-                                 + f", got {v!r}.", "session")
+                                 + f" of at most {MAX_FILE_NUMBER:.2g}, got {v!r}.", "session")
         setattr(r, f, v)
     if r.status not in STATUSES:
         raise InputError(f"{where}.status {r.status!r} is not one of {', '.join(STATUSES)}.", "session")
     samples = d.get("samples_ms")
     if samples is not None:
         if not isinstance(samples, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                    and math.isfinite(x) for x in samples):
+                                                    and math.isfinite(x) and abs(x) <= MAX_FILE_NUMBER
+                                                    for x in samples):
             raise InputError(f"{where}.samples_ms must be a list of finite numbers.", "session")
         r.samples_ms = np.asarray(samples, dtype=float)
     lines = d.get("trace")
@@ -163,6 +168,20 @@ def result_from_dict(d: dict, where: str) -> Result:
         except (TypeError, KeyError, ValueError):
             raise InputError(f"{where}.aten must be a list of {{name, depth, start_us, dur_us}} objects.", "session") from None
     return r
+
+
+def _checked_row(row: dict, where: str) -> dict:
+    """A CSV row kept in the session (a Compare baseline's, a sweep's refused or skipped line) by the CSV
+    reader's rules (results.cell_number): numbers finite, of a sane size, times above 0, as in a CSV file."""
+    out = dict(row)
+    for k in INT_COLUMNS | FLOAT_COLUMNS:
+        if k in out:
+            v, why = cell_number(k, out[k])
+            if why:
+                raise InputError(f"{where}.{k} holds {str(out[k])[:40]!r}: {why}.", "session")
+            # numbers as read_csv gives them (files saved before held some as text: '0', '99999999999')
+            out[k] = v if v is not None or out[k] is None else out[k]
+    return out
 
 
 def point_to_dict(p) -> dict:
@@ -217,7 +236,7 @@ def sweep_from_dict(d, name: str) -> dict | None:
         if "result" in it:
             items.append((it["point"], result_from_dict(it["result"], w)))
         elif isinstance(it.get("row"), dict):
-            items.append((it["point"], dict(it["row"])))
+            items.append((it["point"], _checked_row(it["row"], f"{w}.row")))
         else:
             raise InputError(f"{w} has neither a 'result' nor a 'row'.", "session")
     setup = d.get("setup") if isinstance(d.get("setup"), dict) else {}
@@ -237,6 +256,41 @@ def _fields(obj, skip=()) -> dict:
     return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name not in skip}
 
 
+def _sane_number(v, whole: bool = False) -> bool:
+    if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)):
+        return False
+    return math.isfinite(v) and abs(v) <= MAX_FILE_NUMBER
+
+
+def _numbers_within(v) -> bool:
+    """Every number inside a (nested) list is finite and of a sane size (text may sit beside them)."""
+    if isinstance(v, (list, tuple)):
+        return all(_numbers_within(x) for x in v)
+    return not isinstance(v, (int, float)) or isinstance(v, bool) or _sane_number(v)
+
+
+def _field_refusal(t: str, v) -> str:
+    """What a model report's field (its annotation `t`) must hold, when `v` does not; '' when it does. Such a
+    number reaches the Model tab's cells and charts: 10**30 overflowed a cell in every paint, text in a time
+    failed its format."""
+    if v is None:
+        return "" if "None" in t or t == "object" else "a value"
+    if t.startswith("float"):
+        return "" if _sane_number(v) else f"a finite number of at most {MAX_FILE_NUMBER:.2g}"
+    if t.startswith("int"):
+        return "" if _sane_number(v, whole=True) else f"a whole number of at most {MAX_FILE_NUMBER:.2g}"
+    if t == "bool":
+        return "" if isinstance(v, bool) else "true or false"
+    if t == "str":
+        return "" if isinstance(v, str) else "text"
+    if t == "list[str]":
+        return "" if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of texts"
+    if t in ("tuple", "list"):
+        return "" if isinstance(v, list) and _numbers_within(v) else \
+            f"a list whose numbers are finite and at most {MAX_FILE_NUMBER:.2g}"
+    return ""
+
+
 def _take(cls, d: dict, where: str, **given):
     """A dataclass from a dict of its plain fields (lists back to tuples where the field holds a tuple)."""
     if not isinstance(d, dict):
@@ -246,6 +300,9 @@ def _take(cls, d: dict, where: str, **given):
         if f.name in kw or f.name not in d:
             continue
         v = d[f.name]
+        why = _field_refusal(str(f.type), v)
+        if why:
+            raise InputError(f"{where}.{f.name} must be {why}, got {str(v)[:40]!r}.", "session")
         if isinstance(v, list) and "tuple" in str(f.type):
             v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
         kw[f.name] = v
@@ -339,7 +396,8 @@ def window_from_dict(d, name: str) -> dict:
                 or not all(isinstance(r, dict) for r in b["rows"])):
             raise InputError(f"{where}.baselines[{i}] must be an object with a 'label' and a list of 'rows'.",
                              "session")
-        kept.append({"label": b["label"], "rows": [dict(r) for r in b["rows"]]})
+        kept.append({"label": b["label"],
+                     "rows": [_checked_row(r, f"{where}.baselines[{i}].rows[{k}]") for k, r in enumerate(b["rows"])]})
     if kept:
         out["baselines"] = kept
     if "pair" in d:
@@ -377,13 +435,26 @@ def model_from_dict(d, name: str):
         w = f"{where}.layers[{k}]"
         if not isinstance(sd, dict) or not isinstance(sd.get("layer"), int) or not 0 <= sd["layer"] < len(layers):
             raise InputError(f"{w} must name one of the inventory's layers by index.", "session")
+        for key in ("best_ms", "margin"):
+            if sd.get(key) is not None and not _sane_number(sd[key]):
+                raise InputError(f"{w}.{key} must be a finite number of at most {MAX_FILE_NUMBER:.2g}, got "
+                                 f"{str(sd[key])[:40]!r}.", "session")
+        seq = sd.get("in_sequence") or {}
+        if not isinstance(seq, dict) or not all(v is None or _sane_number(v) for v in seq.values()):
+            raise InputError(f"{w}.in_sequence must map paths to finite numbers of at most {MAX_FILE_NUMBER:.2g}.",
+                             "session")
         results = {p: result_from_dict(r, f"{w}.results.{p}") for p, r in (sd.get("results") or {}).items()}
         chained = result_from_dict(sd["chained"], f"{w}.chained") if sd.get("chained") else None
         summaries.append(LayerSummary(layers[sd["layer"]], results, sd.get("best_path") or "", sd.get("best_ms"),
                                       sd.get("margin"), bool(sd.get("noisy")), chained,
                                       dict(sd.get("in_sequence") or {})))
     modes = [_take(ModeResult, m, f"{where}.modes[{k}]") for k, m in enumerate(d.get("modes") or [])]
-    threads = d.get("threads") if isinstance(d.get("threads"), int) else 1
+    threads = d.get("threads")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
+                                or not 1 <= threads <= MAX_THREADS):
+        raise InputError(f"{where}.threads must be a whole number from 1 to {MAX_THREADS}, got {str(threads)[:40]!r}.",
+                         "session")
+    threads = threads or 1
     planned = tuple(m for m in (d.get("planned") or ()) if isinstance(m, str))
     return ModelReport(inv, summaries, modes, threads, str(d.get("started_at") or ""), planned)
 

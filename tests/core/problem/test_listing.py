@@ -84,3 +84,25 @@ def test_hand_verified_sample(name, line, facts):
     for k, v in facts.items():
         assert got[k] == v, (k, got[k], v)
     assert bool(got["ops_note"]) == (got["ops"] != got["exact_ops"])
+
+
+@pytest.mark.parametrize("words, shown", [
+    ("--dt=bf16", "dtype bf16"),
+    ("--attr-post-ops=relu", "post_ops relu"),
+    ("--stag=axb --dtag=axb", "io_tag axb"),
+    ("--cfg=u8s8s32", "dtype u8s8s32"),
+    ("--dt=u8:s8:u8 --attr-scales=src:common:0.5", "scales src:common:0.5"),
+])
+def test_a_listed_problem_names_every_honoured_word(words, shown):
+    """--list (run and batch) once printed a relu, bf16, axb or int8 line exactly as the plain f32 conv: the
+    words were honoured when run but dropped from the listing (and from its --json)."""
+    from explorer.core.problem.listing import Entry, format_entry
+    from explorer.core.problem.spec import parse_descriptor
+
+    spec = parse_descriptor(f"{words} mb1ic8ih8oc8oh8kh3ph1", sizes=False)
+    text = format_entry(Entry("", None, spec))
+    assert shown in text, text
+    key, value = shown.split(" ", 1)
+    assert spec_facts(spec)["dtype" if key == "dtype" else key] == value
+    plain = format_entry(Entry("", None, parse_descriptor("mb1ic8ih8oc8oh8kh3ph1", sizes=False)))
+    assert "dtype" not in plain and "post_ops" not in plain

@@ -86,3 +86,30 @@ def test_any_number_in_a_session_file_opens_or_is_one_sentence(qtbot, tmp_path, 
         assert not win.session.errors
     finally:
         win.close()
+
+
+def test_a_session_with_large_or_negative_figures_opens_and_every_tab_draws(qtbot, tmp_path):
+    """A session's figures as large as the file rule allows (2**53) or a negative GFLOP/s (a hand edit) once
+    crashed a tab as it was shown (the roofline placed a NaN point: a segfault). Now each tab draws them or
+    leaves the point out; what the file rule refuses is covered in tests/core/session/test_session_numbers.py."""
+    from explorer.gui.app import create_window
+    from tests.core.session.test_session_numbers import MAX_FILE_NUMBER, PLACES, _saved, _set
+
+    for value in (float(MAX_FILE_NUMBER), -5.0):
+        data = _saved(tmp_path)
+        for _what, keys in PLACES:
+            if keys[-1] in ("gflops", "speedup", "margin") or (value > 0 and keys[-1] not in ("threads", "samples")):
+                data = _set(data, keys, value)
+        p = tmp_path / "s.json"
+        p.write_text(json.dumps(data))
+        win = create_window(None, restore=False)
+        qtbot.addWidget(win)
+        win.show()  # a tab draws when it is shown
+        try:
+            assert win.open_session(str(p)), win.status_label.text()
+            for k in range(win.tabs.count()):
+                win.tabs.setCurrentIndex(k)
+                qtbot.wait(20)
+            assert not win.session.errors
+        finally:
+            win.close()
