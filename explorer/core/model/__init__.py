@@ -22,7 +22,8 @@
    graph pass it conv to conv) + the conversions the mode forces (timed on their own) + the non-conv
    remainder, *measured* by timing the mode's model with every conv replaced by a stub that returns that
    conv's real output (so BN, ReLU, adds, pools and the classifier run exactly as in the mode, on tensors
-   of the mode's layout). The conv pass, the remainder and the mode's own forward are timed in one loop,
+   of the mode's layout), touched before it is returned so it is read hot, as a conv's fresh output is (the
+   touches timed alone in the same rounds and taken off). The conv pass, the remainder and the mode's own forward are timed in one loop,
    round by round, so prediction and measurement see the same machine. The per-layer table's sum (each
    conv alone, its data hot in the caches) is kept beside it (conv_alone_ms); without the in-order pass
    the prediction falls back to it. For jit_mkldnn both parts come from its own frozen graph (model_jit):

@@ -66,9 +66,9 @@ def _stub_module(cached, pads=()):
         padding child modules (efficientnet_pytorch's static_padding) still run on its input: they are not
         the conv, so they belong to the remainder. The output is touched before it is returned: inside
         the forward the conv has just written it, so the next op reads it from the caches, while a kept
-        output untouched since the last round comes from memory. RepViT mb8's 126 kept outputs are 227 MiB,
-        and its cold remainder read 5-14 ms above the forward less its convs (BENCHMARKS §18). What the
-        touches cost is timed alone (Stubbed.touches) and taken off."""
+        output untouched since the last round comes from memory. RepViT mb8's 126 kept outputs are 227 MiB:
+        read cold, its channels_last remainder was 16-18 ms above the forward less its convs, touched 2-3 ms
+        (BENCHMARKS §18). What the touches cost is timed alone (Stubbed.touches) and taken off."""
 
         def __init__(self, out):
             super().__init__()
