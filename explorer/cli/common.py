@@ -31,7 +31,21 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{self.prog}: {message}{benchdnn_word_hint(message)}")
+
+
+def benchdnn_word_hint(message: str) -> str:
+    """For argparse's 'unrecognized arguments: --dir=BWD_D' when the word is a benchdnn option typed outside the
+    problem's quotes: where it goes. '' for any other message."""
+    from explorer.core.problem.benchdnn_options import option_of
+
+    if not message.startswith("unrecognized arguments:"):
+        return ""
+    words = [w for w in message.split(":", 1)[1].split() if w.startswith("--") and option_of(w)[0] is not None]
+    if not words:
+        return ""
+    return (f"; {words[0]} is a benchdnn option: put it inside the problem line's quotes, with the descriptor "
+            f"(e.g. run '{words[0]} mb1ic8ih8oc8oh8kh3ph1')")
 
 
 class UsageError(Exception):

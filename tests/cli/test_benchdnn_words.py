@@ -86,3 +86,13 @@ def test_a_batch_table_tells_apart_lines_of_one_shape_by_their_words(tmp_path, m
              if line[:1].isdigit() and " dense " in line}
     assert cells == {"1": "", "3": "BWD_D", "6": "relu", "8": "bf16"}, out
     assert "line 3: mb1ic8ih8oc8oh8kh3ph1 (BWD_D)" in err
+
+
+def test_a_benchdnn_option_outside_the_quotes_says_where_it_goes(capsys):
+    """`run --dir=BWD_D DESC` (no quotes around the line): argparse's 'unrecognized arguments' alone gave no hint."""
+    assert main(["run", "--dir=BWD_D", DESC, "--budget-ms", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --dir=BWD_D" in err
+    assert "inside the problem line's quotes" in err and "Traceback" not in err
+    assert main(["run", DESC, "--no-such-flag"]) == 2  # not a benchdnn word: no hint
+    assert "quotes" not in capsys.readouterr().err
