@@ -16,10 +16,19 @@ not: paired against the forward (bench_model_order.py, BENCHMARKS §8b) they sum
 Inside the graph each node reads what the node before it has just written, from the caches; a part fed
 captured tensors reads them from memory. On MobileNetV2, whose depthwise and 1x1 convs are bound by memory,
 that alone put the parts at 1.20-1.28x the forward (ResNet-50, bound by compute: 1.02-1.03x). So each part
-reads its inputs hot, as in the graph: every fed tensor is touched (an in-place no-op hardtanh, which reads
-and writes it) just before its first use, and a graph of the same touches alone, timed beside it, is
-subtracted. Paired against the forward (bench_model_order.py --mode jit_mkldnn, BENCHMARKS §8a, conversions
-left out): MobileNetV2 mb1 0.96x, ResNet-50 mb1 0.99x, tiny 0.73x (with its conversions, ~0.9x).
+reads its inputs hot, as in the graph: every fed tensor is touched just before its first use, and a graph of
+the same touches alone, timed beside it, is subtracted. Paired against the forward (bench_model_order.py
+--mode jit_mkldnn, BENCHMARKS §8a, conversions left out): MobileNetV2 mb1 0.96x, ResNet-50 mb1 0.99x, tiny
+0.73x (with its conversions, ~0.9x).
+
+The conv pass's touch is an in-place no-op hardtanh (it reads and writes its input). The remainder's is a
+restore: the graph hands its few freed buffers back to the next node, so the forward works in a few buffers
+that stay in the caches, where 158 captured outputs (RepViT mb8: 227 MiB) each touched in turn pushed the
+remainder's own buffers out of them, and its adds and GELUs read 1.5-4x their time in the forward (the part
+1.11-1.14x). So the remainder is fed one buffer per kind of output (shape, dtype and layout), and each fed
+value is restored from a real output of its kind (a copy_ from a pristine copy) just before its first use: the
+footprint of the forward, and values that its in-place adds cannot drift from one call to the next (BENCHMARKS
+§19).
 """
 
 from __future__ import annotations
@@ -37,11 +46,13 @@ _CONSTANT_KINDS = ("prim::Constant", "prim::ConstantMKLDNNTensor", "prim::ListCo
 class GraphParts:
     convs: Callable[[], object]  # every conv node of the graph, in its order, on its real input (touched): one call
     conv_touches: Callable[[], object]  # the touches of those inputs alone: subtracted from convs
-    remainder: Callable[[], object]  # the graph without its conv and conversion nodes, on their real outputs (touched)
-    remainder_touches: Callable[[], object]  # the touches of those outputs alone: subtracted from remainder
+    remainder: Callable[[], object]  # the graph without its conv and conversion nodes, fed their outputs (restored)
+    remainder_touches: Callable[[], object]  # the restores of those outputs alone: subtracted from remainder
     n_convs: int
     conversions_twice: Callable[[], object] | None = None  # the graph with each conversion run twice; None: it has none
     n_conversions: int = 0
+    n_fed: int = 0  # values the remainder is fed (the cut nodes' outputs it reads)
+    n_buffers: int = 0  # the buffers they are fed in: one per kind (shape, dtype, layout), as in the forward
 
 
 def _cut(graph) -> list:
@@ -88,10 +99,10 @@ def _touch(graph, value, blocked: bool):
 
 def _touchable(t) -> bool:
     """An in-place touch is refused where elements share memory (an expanded view fed straight to a dense
-    conv): such a tensor is left cold."""
+    conv): such a tensor is left cold. A view with gaps between its elements (a strided slice) is touched."""
     import torch
 
-    return t.is_mkldnn or torch._debug_has_internal_overlap(t) == 0
+    return t.is_mkldnn or torch._debug_has_internal_overlap(t) != 1  # 1: they do share memory; 2: too hard to tell
 
 
 def _kept_live(graph, value):
@@ -124,22 +135,116 @@ def _touches(tensors: list):
     return lambda: fn(*tensors)
 
 
+def _restore(graph, value, pristine):
+    """Insert, at the insert point, a copy of `pristine` into `value` (in place) and return the node."""
+    import torch
+
+    node = graph.create("aten::copy_", [value, pristine, graph.insertConstant(False)])
+    node.output().setType(torch._C.TensorType.get())
+    return graph.insertNode(node)
+
+
+def _restores(pairs: list):
+    """One graph of the remainder's restores alone, in its order: what they cost inside it."""
+    import torch
+
+    g = torch._C.Graph()
+    flags, feeds = [], []
+    for buf, pristine in pairs:
+        v, p = g.addInput(), g.addInput()
+        v.setType(torch._C.TensorType.get())
+        p.setType(torch._C.TensorType.get())
+        flags.append(_kept_live(g, _restore(g, v, p).output()))
+        feeds += [buf, pristine]
+    _returning(g, flags)
+    fn = torch._C._create_function_from_graph("restores", g)
+    return lambda: fn(*feeds)
+
+
+def _kind(t) -> tuple | None:
+    """What makes two tensors interchangeable for the ops that read them: shape, dtype and layout (an MKLDNN
+    tensor's whole memory descriptor). None: its layout cannot be read, so it is not shared."""
+    import torch
+
+    if t.is_mkldnn:
+        try:
+            md = bytes(torch.ops.mkldnn._get_mkldnn_serialized_md(t).numpy().tobytes())
+        except (AttributeError, RuntimeError):  # a private op: it may vanish in a future torch
+            return None
+        return ("mkldnn", tuple(t.shape), t.dtype, md)
+    return ("strided", tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def _copy(t):
+    """A copy of `t` with its layout: an MKLDNN tensor's descriptor, a strided tensor's strides (gaps kept)."""
+    import torch
+
+    if t.is_mkldnn:
+        return t.clone()
+    return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def _shared_buffers(outputs: list) -> list:
+    """Per fed tensor, the (buffer, pristine copy) it is fed and restored from: one pair per kind, holding the
+    first real output of that kind; None for a tensor left cold and fed as it is (its elements share memory)."""
+    pairs: dict = {}
+    got = []
+    for i, t in enumerate(outputs):
+        if not _touchable(t):
+            got.append(None)
+            continue
+        kind = _kind(t)
+        key = kind if kind is not None else ("own", i)
+        if key not in pairs:
+            buf = _copy(t)
+            if kind is not None and _kind(buf) != kind:  # the copy took another layout: this one is its own
+                key = ("own", i)
+            pairs[key] = (buf, _copy(t))
+        got.append(pairs[key])
+    return got
+
+
+def _clone(graph, value, before=None, after=None):
+    """A clone of `value` inserted just before or just after a node: its values there, whatever an in-place op
+    does to it later."""
+    with graph.insert_point_guard(before or after):
+        node = graph.create("aten::clone", [value, graph.insertConstant(None)])
+    node.output().setType(value.type())
+    if before is not None:
+        node.insertBefore(before)
+    else:
+        node.insertAfter(after)
+    return node.output()
+
+
 def _capture(frozen, args) -> tuple[list, list]:
-    """Per cut node (graph order), its first input and its output from one forward of a copy of the graph
-    that returns them (`args`: its input, or a tuple of its positional inputs)."""
+    """Per cut node (graph order), its first input as the node read it and its output as the node wrote it,
+    from one forward of a copy of the graph that returns clones of them taken there (an in-place op after the
+    node, such as RepViT's residual add_ into a conv's output, would change the tensor itself). An input whose
+    strides a clone would not keep (an expanded view) is returned as it is. `args`: its input, or a tuple of
+    its positional inputs."""
+    import torch
+
     args = args if isinstance(args, tuple) else (args,)
     g = frozen.graph.copy()
     nodes = _cut(g)
     ret = g.return_node()
     n_out = len(list(ret.inputs()))
-    values = list(ret.inputs()) + [n.inputsAt(0) for n in nodes] + [n.output() for n in nodes]
-    tup = _tuple_of(g, values)
+    raw, ins, outs = [], [], []
+    for n in nodes:
+        raw.append(n.inputsAt(0))
+        ins.append(_clone(g, n.inputsAt(0), before=n))
+        outs.append(_clone(g, n.output(), after=n))
+    tup = _tuple_of(g, list(ret.inputs()) + raw + ins + outs)
     tup.insertBefore(ret)
     for i in reversed(range(n_out)):
         ret.removeInput(i)
     ret.addInput(tup.output())
     got = list(_function(g, "capture")(*args))[n_out:]
-    return got[: len(nodes)], got[len(nodes):]
+    k = len(nodes)
+    kept = [c if c.is_mkldnn or torch._debug_has_internal_overlap(r) == 0 else r
+            for r, c in zip(got[:k], got[k:2 * k])]
+    return kept, got[2 * k:]
 
 
 def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
@@ -185,24 +290,20 @@ def _conv_pass(frozen, inputs: list, touch: bool = True, keep: bool = False):
     return (lambda: fn(*feeds)), len(outs), touched
 
 
-def _touch_before_first_use(graph, value, blocked: bool) -> bool:
-    """Insert a touch of `value` just before the first node (at the graph's top level) that reads it, and
-    make every reader read the touched value. False if nothing reads it."""
-    uses = value.uses()
-    if not uses:
-        return False
+def _restore_before_first_use(graph, value, pristine) -> None:
+    """Insert a restore of `value` from `pristine` just before the first node (at the graph's top level) that
+    reads it, and make every reader read the restored value. `value` must have a reader."""
     order = {n: i for i, n in enumerate(list(graph.nodes()) + [graph.return_node()])}
     readers = []
-    for use in uses:
+    for use in value.uses():
         n = use.user
-        while n not in order:  # a reader inside an if or loop: the touch goes before that block
+        while n not in order:  # a reader inside an if or loop: the restore goes before that block
             n = n.owningBlock().owningNode()
         readers.append(n)
     with graph.insert_point_guard(min(readers, key=order.__getitem__)):
-        touch = _touch(graph, value, blocked)
-    value.replaceAllUsesWith(touch.output())
-    touch.replaceInput(0, value)
-    return True
+        restore = _restore(graph, value, pristine)
+    value.replaceAllUsesWith(restore.output())
+    restore.replaceInput(0, value)
 
 
 def _return_beside(graph, values: list) -> None:
@@ -287,11 +388,26 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     for node in reversed(nodes):
         node.destroy()
     torch._C._jit_pass_dce(g)
-    touched = [t for v, t in zip(fed, outputs)
-               if touch and _touchable(t) and _touch_before_first_use(g, v, t.is_mkldnn)]
+    kept = [(v, t) for v, t in zip(fed, outputs) if v.uses()]
+    for v in reversed([v for v in fed if not v.uses()]):  # outputs only a cut node read: not fed at all
+        g.eraseInput(v.offset())
+    del outputs  # those fed through the shared buffers below are freed with it
+    feeds, pristines, restored = [t for _, t in kept], [], []
+    if touch:
+        for i, ((v, _), pair) in enumerate(zip(kept, _shared_buffers(feeds))):
+            if pair is None:  # left cold: fed as captured
+                continue
+            feeds[i] = pair[0]
+            p = g.addInput()
+            p.setType(v.type())
+            _restore_before_first_use(g, v, p)
+            pristines.append(pair[1])
+            restored.append(pair)
     rem = _function(g, "remainder")
-    call = (lambda: rem(*args, *outputs)[0]) if wrapped else (lambda: rem(*args, *outputs))
-    parts = GraphParts(convs, _touches(conv_touched), call, _touches(touched), n)
+    call = ((lambda: rem(*args, *feeds, *pristines)[0]) if wrapped
+            else (lambda: rem(*args, *feeds, *pristines)))
+    parts = GraphParts(convs, _touches(conv_touched), call, _restores(restored), n,
+                       n_fed=len(feeds), n_buffers=len({id(t) for t in feeds}))
     try:
         twice, n_twins = _conversions_twice(frozen, inputs)
     except Exception:  # noqa: BLE001 - a graph whose conversions cannot be twinned: the profiler times them

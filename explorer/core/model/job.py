@@ -256,12 +256,18 @@ def _predict(res: ModeResult, summaries: list[LayerSummary], inv: Inventory) -> 
     res.predicted_ms = res.conv_ms + (res.conversion_ms or 0.0) + res.remainder_ms
     if res.graph_convs is not None and seq is not None:
         other = "" if res.graph_convs == inv.total else f"; the inventory's {inv.total}: {kinds_text(inv.sites)}"
+        fed = ""
+        if res.graph_fed and res.graph_buffers:
+            # the forward's allocator hands its few freed buffers back to the next node (jit.py says why)
+            fed = (f" ({res.graph_fed} of them, in {res.graph_buffers} buffers: one per shape, dtype and layout, "
+                   "as in the forward)")
         res.predict_note = (f"convs: the frozen graph's own {res.graph_convs} conv nodes (BatchNorm folded in{other}) "
                             f"in its order, each on its real input, in one graph call ({seq.passes} passes), "
                             f"{res.conv_ms / conv:.2f}x the per-layer table's mkldnn/mkldnn_chained time; "
-                            "remainder: the graph without its conv and conversion nodes, fed their real outputs; "
-                            "each part reads its inputs hot, as inside the graph (each touched just before its "
-                            "first use, the touches timed alone and taken off); "
+                            f"remainder: the graph without its conv and conversion nodes, fed their outputs{fed}; "
+                            "each part reads its inputs hot, as inside the graph (each conv input touched, each "
+                            "fed output restored from a real one of its kind, just before its first use; the "
+                            "touches and restores timed alone and taken off); "
                             f"conversions: {res.conversion_source or PROFILED_CONVERSIONS}")
         return
     stubbed = [s for s in inv.sites if s.stubbable]

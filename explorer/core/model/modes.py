@@ -352,6 +352,7 @@ def run_mode(mode: str, net, x, dtype: str, ref, mopts: ModelOptions, cancel, in
             rem_fn = _remainder_fn(prep, res, inv)
             if prep.graph_parts is not None:
                 res.graph_convs = prep.graph_parts.n_convs
+                res.graph_fed, res.graph_buffers = prep.graph_parts.n_fed, prep.graph_parts.n_buffers
             res.graph_cut_error = prep.graph_cut_error
             if rem_fn is not None and inv is not None:
                 seq = _conv_sequence(res, inv, {} if seq_tensors is None else seq_tensors, prep)

@@ -118,6 +118,8 @@ class ModeResult:
     conv_seq_note: str = ""  # why the convs were not timed in model order (the prediction then uses the table)
     graph_convs: int | None = None  # jit_mkldnn: conv nodes of the frozen graph its prediction ran (model_jit)
     graph_cut_error: str = ""  # jit_mkldnn: why its graph could not be cut into parts
+    graph_fed: int | None = None  # jit_mkldnn: the cut nodes' outputs its remainder is fed (model_jit)
+    graph_buffers: int | None = None  # jit_mkldnn: the buffers they share, one per shape, dtype and layout
     conversion_ms: float | None = None  # conversions the mode forces (input, output, at non-conv ops)
     conversion_source: str = ""  # how conversion_ms was timed, when not the mode's default way
     remainder_ms: float | None = None  # the non-conv rest, measured with the convs stubbed out
