@@ -24,7 +24,7 @@ the same touches alone, timed beside it, is subtracted. Paired against the forwa
 The conv pass's touch is an in-place no-op hardtanh (it reads and writes its input). The remainder's is a
 restore: the graph hands its few freed buffers back to the next node, so the forward works in a few buffers
 that stay in the caches, where 158 captured outputs (RepViT mb8: 227 MiB) each touched in turn pushed the
-remainder's own buffers out of them, and its adds and GELUs read 1.5-4x their time in the forward (the part
+remainder's own buffers out of them, and its adds and GELUs read 1.1-4x their time in the forward (the part
 1.11-1.14x). So the remainder is fed one buffer per kind of output (shape, dtype and layout), and each fed
 value is restored from a real output of its kind (a copy_ from a pristine copy) just before its first use: the
 footprint of the forward, and values that its in-place adds cannot drift from one call to the next (BENCHMARKS

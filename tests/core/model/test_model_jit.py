@@ -240,7 +240,7 @@ def _ops(fn) -> list:
 
 def test_the_remainder_is_fed_one_buffer_per_kind_of_output_and_runs_the_forwards_ops():
     """Fails on main, where the remainder was fed every captured output apart: RepViT mb8's 158, 227 MiB, each
-    read in turn, pushed its own buffers out of the caches and its adds read 1.5-4x their time in the forward
+    read in turn, pushed its own buffers out of the caches and its adds read 1.1-4x their time in the forward
     (the graph's allocator hands it back a few buffers). Same-kind outputs now share one buffer, and the
     remainder still runs the forward's ops on the forward's shapes."""
     torch.manual_seed(0)
