@@ -197,6 +197,10 @@ def point_from_dict(d, where: str):
 
     if not isinstance(d, dict) or not isinstance(d.get("index"), int) or not isinstance(d.get("values", {}), dict):
         raise InputError(f"{where} must be an object with an 'index' and 'values'.", "session")
+    for k, v in (d.get("values") or {}).items():  # a chart's axis value: a list would not hash, 1e308 not draw
+        if not (isinstance(v, str) or _sane_number(v)):
+            raise InputError(f"{where}.values.{k} must be text or a finite number of at most "
+                             f"{MAX_FILE_NUMBER:.2g}, got {str(v)[:40]!r}.", "session")
     spec = None
     if d.get("spec") is not None:
         spec = spec_from_dict(d["spec"], f"{where}.spec")
@@ -240,7 +244,23 @@ def sweep_from_dict(d, name: str) -> dict | None:
         else:
             raise InputError(f"{w} has neither a 'result' nor a 'row'.", "session")
     setup = d.get("setup") if isinstance(d.get("setup"), dict) else {}
+    _check_axes(points, setup, where)
     return {"setup": setup, "points": points, "items": items}
+
+
+def _check_axes(points: list, setup: dict, where: str) -> None:
+    """A line sweep's points each vary its one field, a grid's its two, in the same order (the chart's axes are
+    read so, by position: a point varying nothing raised IndexError in the window's Open session)."""
+    mode = setup.get("mode") or ("batch" if any(not p.values for p in points) else "line")
+    if mode == "batch" or not points:
+        return
+    need = 1 if mode == "line" else 2
+    axes = list(points[0].values)[:need]
+    for i, p in enumerate(points):
+        if len(axes) < need or list(p.values)[:need] != axes:
+            what = "its one varied field" if need == 1 else "its two varied fields"
+            raise InputError(f"{where}.points[{i}] must vary {what} ({', '.join(map(str, axes)) or 'none given'}), "
+                             f"as every point of a {mode} sweep does.", "session")
 
 
 # ---- the Model tab's report ------------------------------------------------------------------------------------

@@ -105,3 +105,36 @@ def test_the_fuzzed_file_has_every_part():
     with tempfile.TemporaryDirectory() as d:
         full = _full_session(Path(d))
     assert full["results"] and full["sweep"]["items"] and full["model"]["layers"] and full["window"]
+
+
+def _opens_or_one_sentence(edited) -> str:
+    """'' when the edited file opens and restores into a window's session; else the one sentence it gave."""
+    try:
+        stored = session_from_dict(json.loads(json.dumps(edited)), "s.json")
+    except ExplorerError as e:
+        assert "\n" not in str(e).strip()
+        return str(e)
+    SessionState().restore(stored)
+    return ""
+
+
+def test_a_sweep_point_whose_varied_values_do_not_match_the_sweep_is_one_sentence(tmp_path):
+    """Found by the fuzz above: a line sweep's point varying nothing ({}) raised IndexError in restore, so the
+    window's Open session raised instead of saying why; so did a point varying another field (KeyError) and a
+    list as a value (unhashable on the chart's axis)."""
+    full = _full_session(tmp_path)
+    assert _opens_or_one_sentence(full) == ""
+    cases = {
+        ("sweep", "points", 0, "values"): {},
+        ("sweep", "points", 1, "values"): {"oc": 8},
+        ("sweep", "points", 0, "values", "g"): [1],
+        ("sweep", "points", 1, "values", "g"): 1e308,
+    }
+    for at, value in cases.items():
+        said = _opens_or_one_sentence(_replace(full, at, value))
+        assert said.startswith("s.json: sweep.points["), (at, said)
+    grid = _replace(_replace(full, ("sweep", "setup", "mode"), "grid"), ("sweep", "points"),
+                    [{**p, "values": {"g": p["values"]["g"], "oc": 8}} for p in full["sweep"]["points"]])
+    assert _opens_or_one_sentence(grid) == ""  # a grid whose points vary two fields opens
+    grid_short = _replace(grid, ("sweep", "points", 1, "values"), {"g": 2})
+    assert "its two varied fields (g, oc)" in _opens_or_one_sentence(grid_short)
