@@ -10,8 +10,9 @@ not: paired against the forward (bench_model_order.py, BENCHMARKS §8b) they sum
 - the convs: one graph holding every conv node of the frozen graph, in its order, each reading its own
   input (the real one, from one forward), run in one call;
 - the remainder: the frozen graph without its conv and conversion (to_mkldnn/to_dense) nodes, their
-  outputs turned into graph inputs fed the real outputs of that forward (the stubbed model of the eager
-  modes, in the graph's own terms). The conversions are timed apart, as for the other modes.
+  outputs turned into graph inputs fed real outputs of that forward, one buffer per kind (below; the
+  stubbed model of the eager modes, in the graph's own terms). The conversions are timed apart, as for the
+  other modes.
 
 Inside the graph each node reads what the node before it has just written, from the caches; a part fed
 captured tensors reads them from memory. On MobileNetV2, whose depthwise and 1x1 convs are bound by memory,
@@ -25,7 +26,7 @@ The conv pass's touch is an in-place no-op hardtanh (it reads and writes its inp
 restore: the graph hands its few freed buffers back to the next node, so the forward works in a few buffers
 that stay in the caches, where 158 captured outputs (RepViT mb8: 227 MiB) each touched in turn pushed the
 remainder's own buffers out of them, and its adds and GELUs read 1.1-4x their time in the forward (the part
-1.11-1.14x). So the remainder is fed one buffer per kind of output (shape, dtype and layout), and each fed
+1.11-1.15x). So the remainder is fed one buffer per kind of output (shape, dtype and layout), and each fed
 value is restored from a real output of its kind (a copy_ from a pristine copy) just before its first use: the
 footprint of the forward, and values that its in-place adds cannot drift from one call to the next (BENCHMARKS
 §19).
@@ -168,7 +169,7 @@ def _kind(t) -> tuple | None:
 
     if t.is_mkldnn:
         try:
-            md = bytes(torch.ops.mkldnn._get_mkldnn_serialized_md(t).numpy().tobytes())
+            md = torch.ops.mkldnn._get_mkldnn_serialized_md(t).numpy().tobytes()
         except (AttributeError, RuntimeError):  # a private op: it may vanish in a future torch
             return None
         return ("mkldnn", tuple(t.shape), t.dtype, md)
