@@ -368,10 +368,12 @@ def _conversions_twice(frozen, inputs: list):
     return _function(g, "conversions_twice"), len(flags)
 
 
-def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
+def cut_graph(frozen, x, touch: bool = True, share: bool = True) -> GraphParts:
     """Both parts of a frozen, optimized module, with their touches (touch=False: the parts cold, nothing to
-    take off; for bench_model_order). `x` is its input, or a tuple of its positional inputs. Raises when its
-    graph cannot be cut (the caller falls back)."""
+    take off; for bench_model_order). `x` is its input, or a tuple of its positional inputs. Its remainder is
+    fed one buffer per kind of output (share), or, where an op of the graph refuses two of its inputs in one
+    buffer (index_add_ into a tensor from the same one), a buffer of each output's own. Raises when its graph
+    cannot be cut (the caller falls back)."""
     import torch
 
     args = x if isinstance(x, tuple) else (x,)
@@ -395,7 +397,8 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     del outputs  # those fed through the shared buffers below are freed with it
     feeds, pristines, restored = [t for _, t in kept], [], []
     if touch:
-        for i, ((v, _), pair) in enumerate(zip(kept, _shared_buffers(feeds))):
+        pairs = _shared_buffers(feeds) if share else [(t, _copy(t)) if _touchable(t) else None for t in feeds]
+        for i, ((v, _), pair) in enumerate(zip(kept, pairs)):
             if pair is None:  # left cold: fed as captured
                 continue
             feeds[i] = pair[0]
@@ -416,8 +419,15 @@ def cut_graph(frozen, x, touch: bool = True) -> GraphParts:
     if twice is not None:
         parts.conversions_twice, parts.n_conversions = (lambda: twice(*args)), n_twins
     with torch.no_grad():  # each part once, here: one that cannot run (an in-place touch refused) falls back now
-        for fn in (parts.convs, parts.conv_touches, parts.remainder, parts.remainder_touches):
+        for fn in (parts.convs, parts.conv_touches):
             fn()
+        try:
+            parts.remainder()
+        except RuntimeError:
+            if not (touch and share):
+                raise
+            return cut_graph(frozen, x, touch, share=False)
+        parts.remainder_touches()
         if parts.conversions_twice is not None:
             try:
                 parts.conversions_twice()

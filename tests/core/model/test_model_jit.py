@@ -280,3 +280,26 @@ def test_outputs_share_a_buffer_only_with_their_own_shape_dtype_and_layout():
     assert pairs[5] is None  # its elements share memory: fed as it is, left cold
     assert pairs[6] is pairs[7] and pairs[6][0].is_mkldnn
     assert torch.equal(pairs[6][1].to_dense(), blocked.to_dense())
+
+
+class IndexAddAcross(nn.Module):
+    """Two same-kind outputs, one added into the other by index_add_, which refuses a source in its own buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(3, 8, 1)
+
+    def forward(self, x):
+        return self.a(x).index_add_(0, torch.tensor([0]), self.b(x))
+
+
+def test_a_graph_refusing_two_inputs_in_one_buffer_gets_a_buffer_per_output():
+    torch.manual_seed(0)
+    net, x = IndexAddAcross(), torch.randn(1, 3, 8, 8)
+    frozen = _frozen(net, x)
+    parts = cut_graph(frozen, x)  # shared, the remainder's index_add_ raised: cut again, unshared
+    assert parts.n_fed == 2 and parts.n_buffers == 2
+    with torch.no_grad():
+        want = frozen(x)
+        for _ in range(3):
+            assert torch.equal(parts.remainder(), want)  # its own outputs, restored before each call reads them
