@@ -11,9 +11,9 @@ compared with the one taken beside it, not with one taken minutes apart):
   fwd rounds   the same forward timed in the planner's rounds: after an in-order pass and the remainder
   predicted    in order + remainder (+ the mode's conversions, not counted here) against fwd rounds
   graph parts  jit_mkldnn only: the frozen graph's own conv nodes in one call + the graph without them
-               (model_jit), against fwd rounds: cold (each part fed captured tensors) and hot (each fed
-               tensor touched just before its first use, the touches alone taken off: what the planner
-               predicts jit_mkldnn from)
+               (model_jit), against fwd rounds: cold (each part fed captured tensors) and hot (each conv
+               input touched, each fed output restored in one buffer per kind, just before its first use,
+               the touches and restores alone taken off: what the planner predicts jit_mkldnn from)
 Prints the median and quartiles of each paired ratio. With --onednn-split, it also runs 3 forwards and 3
 in-order passes under oneDNN verbose (explorer.core.trace.onednn) and splits each into oneDNN's own exec time per
 primitive kind and what is left outside oneDNN (the host's per-call work: Python, dispatch, set-up). Run it with the allocator setting the tool measures in:
