@@ -255,7 +255,7 @@ def _check_axes(points: list, setup: dict, where: str) -> None:
     if mode == "batch" or not points:
         return
     need = 1 if mode == "line" else 2
-    axes = list(points[0].values)[:need]
+    axes = max((list(p.values)[:need] for p in points), key=len)  # the first point that varies the most
     for i, p in enumerate(points):
         if len(axes) < need or list(p.values)[:need] != axes:
             what = "its one varied field" if need == 1 else "its two varied fields"

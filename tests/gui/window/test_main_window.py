@@ -433,3 +433,17 @@ def test_esc_stops_a_running_sweep_or_model_plan(make_window, tab):
     running[0] = False
     view.finished.emit(True)
     assert not win.stop_action.isEnabled()
+
+
+def test_a_session_whose_sweep_point_varies_nothing_is_refused_in_the_status_line(make_window, tmp_path):
+    """Fails on main: the file parsed, then restoring its line sweep raised IndexError out of Open session."""
+    from tests.core.session.test_session_fuzz import _full_session
+
+    d = _full_session(tmp_path)
+    d["sweep"]["points"][0]["values"] = {}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    win = make_window(spec=parse_descriptor(TINY))
+    assert not win.open_session(str(bad))
+    assert "sweep.points[0] must vary its one varied field (g)" in win.status_label.text()
+    assert win.panel.spec == parse_descriptor(TINY)  # nothing changed
