@@ -70,7 +70,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--mode-budget-ms", type=positive_float, default=DEFAULT_MODE_BUDGET_MS,
                    help=f"time budget per end-to-end loop (default {DEFAULT_MODE_BUDGET_MS:.0f}); the rounds "
                         "that time a mode's forward, its remainder and its convs in model order get twice it, and stop "
-                        "once each part's median is known to 2%%")
+                        "once the prediction and the forward each have a median known to 2%%")
     p.add_argument("--no-trace", action="store_true", help="skip the traced call per layer and path")
     add_allocator_option(p)
     add_isa_option(p)

@@ -117,8 +117,8 @@ def build_sequence(mode: str, mode_path: str, inv, tensors: dict,
 # The fewest rounds before the sequence's own stop is asked (each round is a whole forward and more, so a
 # check per round costs nothing beside it; fewer than this and a lucky streak could end the loop)
 CHECK_FROM_ROUNDS = 8
-# The parts a prediction is made of and checked against: their medians must each be this precise to stop
-DECIDING_PARTS = ("remainder", "forward")
+# The part a prediction adds to the conv pass, and the measurement it is checked against
+PREDICTED_PART, MEASURED_PART = "remainder", "forward"
 
 
 def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Callable[[], bool],
@@ -131,8 +131,10 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     (BENCHMARKS §0e); a forward timed this way read 0.97-1.02x its back-to-back median (§8c). `minus` maps a
     part (or "convs", the pass) to the part timed in the same round that is taken off it, round by round (the
     jit graph's touches, model_jit); the pass must then be one site. `precision`: the loop stops as
-    "decided" once the pass's median and each DECIDING_PARTS part's are known that well (median_rel_ci), asked
-    every round from CHECK_FROM_ROUNDS on; a noisy one goes on to the budget. None if cancelled."""
+    "decided" once the two figures a mode's answer compares are known that well (median_rel_ci of their
+    per-round values): the prediction's timed part (the pass plus PREDICTED_PART, each less what `minus` takes
+    off it) and MEASURED_PART. Asked every round from CHECK_FROM_ROUNDS on; a noisy loop goes on to the budget,
+    and the round's total alone never ends it (a 0.5% total hid a remainder known to 5%). None if cancelled."""
     import time
 
     import numpy as np
@@ -156,12 +158,22 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     tried: list = []  # (Measurement, its rounds) of each attempt: the kept loop's rounds are read below
 
     n_sites = len(seq.sites)
-    deciding = [n_sites + i for i, name in enumerate(parts or {}) if name in DECIDING_PARTS]
+    column = {name: n_sites + i for i, name in enumerate(parts or {})}
+    taken_off = minus or {}
 
     def known(_clean) -> bool:
-        """The pass and each deciding part have a median within `precision` (their own rounds, not the sum's)."""
+        """The prediction's timed part and the measurement each have a median within `precision`, round by
+        round as the prediction sums them (a small part's wider spread counts by its share of the sum)."""
         got = np.asarray(rec, dtype=np.float64)
-        cols = [got[:, :n_sites].sum(axis=1)] + [got[:, j] for j in deciding]
+
+        def less(name: str, values: np.ndarray) -> np.ndarray:
+            other = taken_off.get(name)
+            return values - got[:, column[other]] if other in column else values
+
+        predicted = less("convs", got[:, :n_sites].sum(axis=1))
+        if PREDICTED_PART in column:
+            predicted = predicted + less(PREDICTED_PART, got[:, column[PREDICTED_PART]])
+        cols = [predicted] + ([got[:, column[MEASURED_PART]]] if MEASURED_PART in column else [])
         return all(median_rel_ci(c) < precision for c in cols)
 
     def measure_once(_attempt):
@@ -170,7 +182,9 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
         if precision is None:
             b = Budget(budget_ms, min_samples, warmup=0)
         else:
-            b = Budget(budget_ms, min_samples, warmup=0, decided=known, check_from=CHECK_FROM_ROUNDS, check_step=1)
+            # precision 0: only `known` ends the rounds early, never the harness's rule on the round's total
+            b = Budget(budget_ms, min_samples, precision=0.0, warmup=0, decided=known, check_from=CHECK_FROM_ROUNDS,
+                       check_step=1)
         m = measure(one_round, b, cancel)
         tried.append((m, rec))
         return m

@@ -177,3 +177,24 @@ def test_a_sequence_whose_parts_are_known_stops_decided_and_a_noisy_one_runs_to_
     # without a precision the rounds run to the budget as before (other callers)
     t = time_sequence(seq, budget_ms=300, min_samples=5, cancel=lambda: False, parts=steady)
     assert t.measurement.stop_reason in ("budget", "converged")
+
+
+def test_a_small_noisy_remainder_weighs_by_its_share_of_the_prediction():
+    # The rounds stop on the two figures an answer compares, the prediction (pass + remainder) and the
+    # forward. A remainder of a tenth of the prediction that swings +-100% moves the prediction by a few
+    # percent at most, and the sum is known to 2% in ~16 rounds; main asked the remainder alone for 2% and
+    # never got it, so the round's total (0.5%, the harness's own rule) ended the loop as "converged" instead.
+    seq = Sequence("nchw", [(0, "dense", _spin(0.3))])
+    parts = {"remainder": _jitter(0.03, 1.0), "forward": _spin(0.6).fn}
+    t = time_sequence(seq, budget_ms=1500, min_samples=5, cancel=lambda: False, parts=parts, precision=0.02)
+    assert t.measurement.stop_reason == "decided"
+
+
+def test_a_steady_round_total_does_not_end_the_rounds_while_the_prediction_is_unknown():
+    # A remainder of two thirds of the prediction swinging +-100% beside a long steady forward: the round's
+    # total reaches the harness's 0.5% while the prediction is still far from 2%. main stopped there
+    # ("converged", 40-odd rounds); the rounds now run to the budget, the prediction not yet known.
+    seq = Sequence("nchw", [(0, "dense", _spin(0.1))])
+    parts = {"remainder": _jitter(0.2, 1.0), "forward": _spin(6.0).fn}
+    t = time_sequence(seq, budget_ms=600, min_samples=5, cancel=lambda: False, parts=parts, precision=0.02)
+    assert t.measurement.stop_reason == "budget"
