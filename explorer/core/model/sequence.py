@@ -31,10 +31,10 @@ class Sequence:
 
 @dataclass
 class SequenceTiming:
-    """The sequence's figures: per layer (index) and path label, its median per call; the total per pass;
+    """The sequence's figures: per layer (index) and path label, its median per call; the median pass;
     and each extra part of the round (the mode's forward, its stubbed remainder) as its kept samples."""
 
-    total_ms: float
+    total_ms: float  # the median of whole passes (not the sum of per_layer's medians)
     per_layer: dict  # (layer index, path label) -> median ms per call over its sites
     passes: int
     quality: str
@@ -206,10 +206,13 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
         rounds[:, 0] = np.maximum(rounds[:, 0] - named[minus["convs"]], 0.0)
     # a round whose part alone read faster than what is taken off it (noise on a tiny part) counts as 0
     named.update({name: np.maximum(named[name] - named[other], 0.0) for name, other in minus.items() if name != "convs"})
-    per_site = np.median(rounds[:, :n_sites], axis=0)
+    # the pass's figure is the median of whole passes, as the forward's is of whole forwards: each conv's
+    # time is skewed (an occasional slow call), so the sum of per-conv medians leaves that out, 1.5-2 ms of
+    # MobileNetV2 mb1's 52 convs (pred/meas 0.91-0.95 with it, 0.99-1.02 without; BENCHMARKS §20)
+    pass_ms = float(np.median(rounds[:, :n_sites].sum(axis=1)))
     pooled: dict = {}
     for (li, path, _), col in zip(seq.sites, rounds[:, :n_sites].T):
         pooled.setdefault((li, path), []).extend(col.tolist())
     per_layer = {key: statistics.median(v) for key, v in pooled.items()}
-    return SequenceTiming(float(per_site.sum()), per_layer, int(len(rounds)), best.quality, best.quality_reason,
+    return SequenceTiming(pass_ms, per_layer, int(len(rounds)), best.quality, best.quality_reason,
                           named, best, attempt, raw)
