@@ -208,7 +208,7 @@ def time_sequence(seq: Sequence, budget_ms: float, min_samples: int, cancel: Cal
     named.update({name: np.maximum(named[name] - named[other], 0.0) for name, other in minus.items() if name != "convs"})
     # the pass's figure is the median of whole passes, as the forward's is of whole forwards: each conv's
     # time is skewed (an occasional slow call), so the sum of per-conv medians leaves that out, 1.5-2 ms of
-    # MobileNetV2 mb1's 52 convs (pred/meas 0.91-0.95 with it, 0.99-1.02 without; BENCHMARKS §20)
+    # MobileNetV2 mb1's 52 convs (pred/meas 0.91-0.95 with the sum, 0.95-1.01 with the pass; BENCHMARKS §20)
     pass_ms = float(np.median(rounds[:, :n_sites].sum(axis=1)))
     pooled: dict = {}
     for (li, path, _), col in zip(seq.sites, rounds[:, :n_sites].T):
